@@ -1,0 +1,75 @@
+//! The command line (clap): global flags, one file per subcommand, and the
+//! translation of every failure into one line on stderr and an exit code.
+
+mod args;
+mod run;
+mod show;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::error::{Error, Result};
+
+const AFTER_HELP: &str = "Examples:
+  vx run build                 every project's build, in dependency order
+  vx run web#build             one task and what it depends on
+  vx run test --filter ...ui   ui and every project that depends on it
+  vx show --format json        projects, tasks and dependencies";
+
+/// vx runs the tasks of a monorepo in dependency order.
+#[derive(Debug, Parser)]
+#[command(name = "vx", version, about, after_help = AFTER_HELP, propagate_version = true)]
+struct Cli {
+    /// Run as if vx was started in DIR (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Commands {
+    Run(run::RunArgs),
+    Show(show::ShowArgs),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    match run_cli(argv) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("vx: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run_cli(argv: Vec<OsString>) -> Result<u8> {
+    let mut command = Cli::command();
+    args::check_value_flags(&command, &argv)?;
+    let matches = match command.try_get_matches_from_mut(&argv) {
+        Ok(m) => m,
+        Err(e) => return args::clap_error(e),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(e.to_string()))?;
+    let cwd = working_dir(cli.dir)?;
+    match cli.command {
+        Commands::Run(a) => run::cmd_run(a, &cwd),
+        Commands::Show(a) => show::cmd_show(a, &cwd),
+    }
+}
+
+fn working_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
+    let base = std::env::current_dir().map_err(|e| Error::io("read the current directory", e))?;
+    let dir = match dir {
+        Some(d) => base.join(d),
+        None => base,
+    };
+    dir.canonicalize()
+        .map_err(|e| Error::usage(format!("-C {}: {e}", dir.display())).with_hint("give -C an existing directory"))
+}

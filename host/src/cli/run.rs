@@ -1,0 +1,154 @@
+//! `vx run`: select, plan, and either print the plan (`--dry`, `--graph`)
+//! or execute it.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs, parse_tag};
+use crate::config::load_workspace;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{Filter, to_dot};
+use crate::report::color_enabled;
+use crate::run::{RunOptions, Selection, execute, plan, render_dry_json, render_dry_text};
+
+const RUN_HELP: &str = "Examples:
+  vx run build                       build every project, dependencies first
+  vx run web#build                   one task (its dependencies still run first)
+  vx run build test --concurrency 50%
+  vx run build --filter web...       web and everything it depends on
+  vx run test --filter ...ui         ui and everything that depends on it
+  vx run test --affected=origin/main projects changed since origin/main, and dependents
+  vx run build --dry=json            the plan as JSON, nothing runs";
+
+/// Run tasks in dependency order.
+#[derive(Debug, Args)]
+#[command(after_help = RUN_HELP)]
+pub struct RunArgs {
+    /// Tasks to run: `build` (in every selected project) or `web#build`.
+    #[arg(value_name = "TASK")]
+    pub tasks: Vec<String>,
+
+    /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
+    /// dependencies), `...name` (with its dependents), `[REV]` (changed since
+    /// REV), `!name` (exclude). Repeatable; the union is taken.
+    #[arg(long, short = 'F', value_name = "FILTER")]
+    pub filter: Vec<String>,
+
+    /// Only projects changed against REV (default: the merge base with main,
+    /// else master), including uncommitted and untracked files, plus their dependents.
+    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub affected: Option<String>,
+
+    /// Every project, even when run inside a project directory.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Tasks at once: a positive integer or a share of the cores (`50%`).
+    /// Default: the number of cores.
+    #[arg(long, value_name = "N|P%")]
+    pub concurrency: Option<String>,
+
+    /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
+    /// (keep running what does not depend on the failure), `always` (run everything;
+    /// the bare flag means this).
+    #[arg(long = "continue", value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    pub continue_mode: Option<String>,
+
+    /// Ignore cached results (results are still written).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Stop any task running longer than DUR (`90s`, `10m`), unless it sets its own `timeout`.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+
+    /// Print the plan instead of running it: `text` (default) or `json`.
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
+    pub dry: Option<String>,
+
+    /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub graph: Option<PathBuf>,
+
+    /// Which logs to show: full, new-only, errors-only, hash-only, none.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub output_logs: String,
+
+    /// `stream` lines as they come (default) or `grouped` per task when it ends.
+    #[arg(long, value_name = "ORDER", default_value = "stream")]
+    pub log_order: String,
+
+    /// Label this invocation (KEY=VALUE, repeatable), kept in history.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+}
+
+pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
+    let command = "run";
+    let concurrency = match &args.concurrency {
+        Some(c) => parse_concurrency(c, command)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let continue_mode = parse_continue(args.continue_mode.as_deref(), command)?;
+    let output_logs = parse_output_logs(&args.output_logs, command)?;
+    let log_order = parse_log_order(&args.log_order, command)?;
+    for tag in &args.tag {
+        parse_tag(tag, command)?;
+    }
+    let timeout = args
+        .timeout
+        .as_deref()
+        .map(|t| {
+            crate::config::duration::parse_duration(t)
+                .map_err(|m| Error::usage(format!("--timeout: {m}")).with_hint("see `vx run --help`"))
+        })
+        .transpose()?;
+    let dry = match args.dry.as_deref() {
+        None => None,
+        Some("text") => Some(false),
+        Some("json") => Some(true),
+        Some(other) => {
+            return Err(
+                Error::usage(format!("--dry expects text or json, got `{other}`")).with_hint("see `vx run --help`")
+            );
+        }
+    };
+    let filters = args.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
+
+    let ws = load_workspace(cwd)?;
+    let selection = Selection {
+        tasks: args.tasks,
+        filters,
+        affected: args.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
+        all: args.all,
+        cwd: cwd.to_path_buf(),
+    };
+    let graph = plan(&ws, &selection)?;
+
+    if let Some(path) = &args.graph {
+        let dot = to_dot(&graph);
+        if path.as_os_str() == "-" {
+            print!("{dot}");
+        } else {
+            std::fs::write(cwd.join(path), dot).map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
+        }
+        return Ok(0);
+    }
+    if let Some(json) = dry {
+        let text = if json { render_dry_json(&ws, &graph) } else { render_dry_text(&ws, &graph) };
+        print!("{text}");
+        return Ok(0);
+    }
+
+    let opts = RunOptions { concurrency, continue_mode, output_logs, log_order, timeout, color: color_enabled() };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("start the async runtime", e))?;
+    let (summary, interrupted) = runtime.block_on(execute(&ws, &graph, &opts))?;
+    if let Some(kind) = interrupted {
+        return Ok(kind.exit_code());
+    }
+    Ok(if summary.failed() > 0 { ErrorKind::TaskFailed.exit_code() } else { 0 })
+}

@@ -1,0 +1,121 @@
+//! Diagnostics for configuration files: turning byte spans into
+//! `file:line:column` and suggesting the nearest valid name.
+//!
+//! Every config error is one line, `PATH:LINE:COL: message; hint`, so that
+//! editors and terminals can jump to it.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// A config file's text, kept to locate spans in it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path as shown to the user (relative to the workspace root when possible).
+    pub display: PathBuf,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(display: impl Into<PathBuf>, text: String) -> Self {
+        Source { display: display.into(), text }
+    }
+
+    /// One-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+
+    /// A config error located at `span`.
+    pub fn error(&self, span: Option<Range<usize>>, message: impl AsRef<str>) -> Error {
+        Error::config(format!("{}: {}", self.locate(span), message.as_ref()))
+    }
+
+    /// `path:line:col`, or just the path when there is no span.
+    pub fn locate(&self, span: Option<Range<usize>>) -> String {
+        match span {
+            Some(span) => {
+                let (line, col) = self.line_col(span.start);
+                format!("{}:{line}:{col}", self.display.display())
+            }
+            None => self.display.display().to_string(),
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The candidate nearest to `wrong`, when it is near enough to be a typo.
+pub fn nearest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(wrong, c), c))
+        .filter(|(score, _)| *score >= 0.75)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// `; did you mean `x`?` or nothing.
+pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(wrong, candidates).map_or_else(String::new, |c| format!("; did you mean `{c}`?"))
+}
+
+/// Converts a TOML parse or type error into a located one-line error.
+///
+/// serde's messages for unknown keys list the expected ones ("unknown field
+/// `comand`, expected one of `command`, …"); that list is turned into a
+/// single suggestion, because a wall of names is not a hint.
+pub fn toml_error(source: &Source, err: &toml::de::Error) -> Error {
+    let message = err.message().trim().replace('\n', " ");
+    let located = |m: String| source.error(err.span(), m);
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((name, tail)) = rest.split_once('`') {
+            let expected: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+            let hint = did_you_mean(name, expected.iter().copied());
+            let hint = if hint.is_empty() && !expected.is_empty() {
+                format!("; valid keys here: {}", expected.join(", "))
+            } else {
+                hint
+            };
+            return located(format!("unknown key `{name}`{hint}"));
+        }
+    }
+    located(message)
+}
+
+/// Renders a path relative to `root` for messages.
+pub fn relative_display(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one_in_characters() {
+        let src = Source::new("a.toml", "ab\nçd = 1\n".to_string());
+        assert_eq!(src.line_col(0), (1, 1));
+        assert_eq!(src.line_col(3), (2, 1));
+        assert_eq!(src.line_col(5), (2, 2));
+    }
+
+    #[test]
+    fn nearest_picks_typos_and_rejects_strangers() {
+        let keys = ["command", "depends-on", "inputs"];
+        assert_eq!(nearest("comand", keys), Some("command"));
+        assert_eq!(nearest("dependson", keys), Some("depends-on"));
+        assert_eq!(nearest("zzzzzz", keys), None);
+    }
+}

@@ -1,0 +1,83 @@
+//! Finding the workspace: its root (searched upwards from the starting
+//! directory, like git) and its project directories (expanded from globs).
+//!
+//! The root is the nearest directory with a `vx.toml` that has a
+//! `[workspace]` table, or else a `package.json` with `workspaces`, or a
+//! `pnpm-workspace.yaml`. Project globs come from `[workspace] projects`, and
+//! when none are given from the npm/yarn/pnpm workspace files.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Walks up from `start` to the workspace root.
+pub fn find_root(start: &Path) -> Result<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if has_workspace_table(&d.join("vx.toml"))
+            || d.join("pnpm-workspace.yaml").is_file()
+            || package_json_has_workspaces(&d.join("package.json"))
+        {
+            return Ok(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    Err(Error::config(format!("no vx workspace found in {} or any parent directory", start.display()))
+        .with_hint("create a vx.toml with a [workspace] table at the repository root, or run with -C DIR"))
+}
+
+/// A cheap check that avoids parsing every `vx.toml` on the way up: only the
+/// root's may have a `[workspace]` table, and it must be written as one.
+fn has_workspace_table(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().any(|line| line.trim_start().starts_with("[workspace]")))
+        .unwrap_or(false)
+}
+
+fn package_json_has_workspaces(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|v| v.get("workspaces").is_some())
+}
+
+/// Expands project globs (relative to `root`, `!` to exclude) into sorted,
+/// de-duplicated directories that hold a `vx.toml` or a `package.json`.
+/// `node_modules` is never a project.
+pub fn expand_project_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>> {
+    let mut include = Vec::new();
+    let mut exclude = globset::GlobSetBuilder::new();
+    for pattern in globs {
+        if let Some(negated) = pattern.strip_prefix('!') {
+            let glob =
+                globset::Glob::new(negated.trim_start_matches("./")).map_err(|e| bad_glob(pattern, &e.to_string()))?;
+            exclude.add(glob);
+        } else {
+            include.push(pattern.trim_start_matches("./").trim_end_matches('/'));
+        }
+    }
+    let exclude = exclude.build().map_err(|e| bad_glob("!…", &e.to_string()))?;
+    let escaped_root = glob::Pattern::escape(&root.to_string_lossy());
+    let mut dirs = Vec::new();
+    for pattern in include {
+        let full = format!("{escaped_root}/{pattern}");
+        let paths = glob::glob(&full).map_err(|e| bad_glob(pattern, &e.to_string()))?;
+        for path in paths.flatten() {
+            let Ok(rel) = path.strip_prefix(root) else { continue };
+            if rel.components().any(|c| c.as_os_str() == "node_modules") || exclude.is_match(rel) {
+                continue;
+            }
+            if path.is_dir() && (path.join("vx.toml").is_file() || path.join("package.json").is_file()) {
+                dirs.push(path);
+            }
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    Ok(dirs)
+}
+
+fn bad_glob(pattern: &str, why: &str) -> Error {
+    Error::config(format!("invalid project glob `{pattern}`: {why}"))
+        .with_hint("fix the pattern in [workspace] projects (or package.json workspaces)")
+}

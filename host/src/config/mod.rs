@@ -1,0 +1,18 @@
+//! Configuration: finding the workspace, parsing `vx.toml`, `package.json`
+//! and `pnpm-workspace.yaml` strictly, and resolving them into a
+//! [`Workspace`] whose every reference has been checked.
+//!
+//! Parsing (`raw`) holds no logic; resolution (`resolve`) holds no I/O beyond
+//! reading the files; errors (`diag`) always point at file, line and column.
+
+mod diag;
+mod discover;
+pub mod duration;
+mod model;
+mod npm;
+mod raw;
+mod resolve;
+
+pub use diag::nearest;
+pub use model::{CacheSettings, Command, PluginSettings, Project, Ready, Task, TaskOrigin, TaskRef, Workspace};
+pub use resolve::load_workspace;

@@ -1,0 +1,164 @@
+//! The resolved workspace: validated, with defaults applied, every
+//! reference checked. This is what the rest of vx consumes; nothing outside
+//! `config/` sees raw TOML.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A whole workspace, loaded once per invocation.
+#[derive(Debug)]
+pub struct Workspace {
+    /// Absolute, canonical root directory.
+    pub root: PathBuf,
+    /// Projects sorted by name; indices into this vector are project ids.
+    pub projects: Vec<Project>,
+    pub global_inputs: Vec<String>,
+    pub cache: CacheSettings,
+    pub plugins: BTreeMap<String, PluginSettings>,
+    /// Every config file that was read, for `vx watch` to re-read on change.
+    pub config_files: Vec<PathBuf>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Workspace {
+    pub(crate) fn new(
+        root: PathBuf,
+        mut projects: Vec<Project>,
+        global_inputs: Vec<String>,
+        cache: CacheSettings,
+        plugins: BTreeMap<String, PluginSettings>,
+        config_files: Vec<PathBuf>,
+    ) -> Self {
+        projects.sort_by(|a, b| a.name.cmp(&b.name));
+        let by_name = projects.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        Workspace { root, projects, global_inputs, cache, plugins, config_files, by_name }
+    }
+
+    pub fn project_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn project(&self, name: &str) -> Option<&Project> {
+        self.project_index(name).map(|i| &self.projects[i])
+    }
+
+    /// The project whose directory contains `path` (the deepest one).
+    pub fn project_containing(&self, path: &std::path::Path) -> Option<usize> {
+        self.projects
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| path.starts_with(&p.dir))
+            .max_by_key(|(_, p)| p.dir.components().count())
+            .map(|(i, _)| i)
+    }
+}
+
+#[derive(Debug)]
+pub struct Project {
+    pub name: String,
+    /// Absolute directory.
+    pub dir: PathBuf,
+    /// Directory relative to the root, with `/` separators; `.` for the root.
+    pub rel_dir: String,
+    /// Indices of the projects this one depends on, sorted, no duplicates.
+    pub deps: Vec<usize>,
+    pub tags: Vec<String>,
+    pub tasks: BTreeMap<String, Task>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Run by `sh -c`.
+    Shell(String),
+    /// Exec'd directly, program looked up on the task's `PATH`.
+    Argv(Vec<String>),
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Shell(s) => f.write_str(s),
+            Command::Argv(argv) => f.write_str(&argv.join(" ")),
+        }
+    }
+}
+
+/// One entry of a task's `depends-on`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskRef {
+    /// `build`: that task of the same project.
+    Local(String),
+    /// `^build`: that task in every project this one depends on.
+    Upstream(String),
+    /// `web#build`: one task of one project.
+    Exact { project: String, task: String },
+}
+
+impl std::fmt::Display for TaskRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskRef::Local(t) => f.write_str(t),
+            TaskRef::Upstream(t) => write!(f, "^{t}"),
+            TaskRef::Exact { project, task } => write!(f, "{project}#{task}"),
+        }
+    }
+}
+
+/// When a persistent task counts as ready for its dependents.
+#[derive(Debug, Clone)]
+pub enum Ready {
+    Log(regex::Regex),
+    Port(u16),
+    Path(String),
+}
+
+/// Where a task came from, which decides its defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskOrigin {
+    /// A `package.json` script with no `vx.toml` task of the same name.
+    Script,
+    /// A `[tasks.NAME]` table (possibly configuring a script of that name).
+    Config,
+}
+
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub name: String,
+    pub command: Command,
+    pub depends_on: Vec<TaskRef>,
+    /// Declared input globs, project-relative; `None` means every
+    /// non-ignored file of the project.
+    pub inputs: Option<Vec<String>>,
+    pub outputs: Vec<String>,
+    pub env: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub cache: bool,
+    pub persistent: bool,
+    pub ready: Option<Ready>,
+    pub ready_timeout: Option<Duration>,
+    /// `local` or the name of an executor plugin.
+    pub executor: String,
+    pub origin: TaskOrigin,
+}
+
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    /// Absolute cache directory.
+    pub dir: PathBuf,
+    pub max_size: u64,
+    pub max_age: Duration,
+    pub remote: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PluginSettings {
+    pub path: PathBuf,
+    /// Grants, interpreted by the plugin host (docs/PLUGINS.md §4).
+    pub dirs: Vec<toml::Value>,
+    pub env: Vec<String>,
+    pub allow_hosts: Vec<String>,
+    pub allow_programs: Vec<toml::Value>,
+    pub limits: toml::Table,
+    pub config: toml::Table,
+}

@@ -1,0 +1,101 @@
+//! The parts of the JavaScript ecosystem's files that vx reads:
+//! `package.json` (name, scripts, workspace dependencies, `workspaces`)
+//! and `pnpm-workspace.yaml` (`packages`). Everything else in them is
+//! ignored, since those files belong to other tools.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::diag::{Source, relative_display};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Default, Deserialize)]
+pub struct PackageJson {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub scripts: BTreeMap<String, String>,
+    #[serde(default)]
+    pub dependencies: BTreeMap<String, serde_json::Value>,
+    #[serde(default, rename = "devDependencies")]
+    pub dev_dependencies: BTreeMap<String, serde_json::Value>,
+    pub workspaces: Option<Workspaces>,
+}
+
+/// npm and yarn accept a list, yarn 1 also `{ "packages": [...] }`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Workspaces {
+    List(Vec<String>),
+    Object {
+        #[serde(default)]
+        packages: Vec<String>,
+    },
+}
+
+impl Workspaces {
+    pub fn globs(&self) -> &[String] {
+        match self {
+            Workspaces::List(globs) => globs,
+            Workspaces::Object { packages } => packages,
+        }
+    }
+}
+
+impl PackageJson {
+    /// The names of every package this one depends on, runtime and dev.
+    pub fn dependency_names(&self) -> impl Iterator<Item = &str> {
+        self.dependencies.keys().chain(self.dev_dependencies.keys()).map(String::as_str)
+    }
+}
+
+/// Reads `dir/package.json` if there is one.
+pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>> {
+    let path = dir.join("package.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Error::config(format!(
+            "{}:{}:{}: invalid package.json: {}",
+            relative_display(root, &path).display(),
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))
+        .with_hint("fix the JSON syntax")
+    })
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PnpmWorkspace {
+    #[serde(default)]
+    packages: Vec<String>,
+}
+
+/// Reads the `packages` globs of `dir/pnpm-workspace.yaml` if there is one.
+pub fn read_pnpm_workspace(root: &Path) -> Result<Option<Vec<String>>> {
+    let path = root.join("pnpm-workspace.yaml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
+    };
+    let source = Source::new("pnpm-workspace.yaml", text);
+    match serde_yaml_ng::from_str::<Option<PnpmWorkspace>>(&source.text) {
+        Ok(ws) => Ok(Some(ws.unwrap_or_default().packages)),
+        Err(e) => {
+            let span = e.location().map(|l| l.index()..l.index());
+            Err(source.error(span, format!("invalid pnpm-workspace.yaml: {}", strip_position(&e.to_string()))))
+        }
+    }
+}
+
+/// serde_json and serde_yaml append " at line L column C"; vx puts the
+/// position in front instead, in the same form as every other config error.
+fn strip_position(message: &str) -> &str {
+    message.find(" at line ").map_or(message, |i| &message[..i])
+}

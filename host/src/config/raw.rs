@@ -1,0 +1,85 @@
+//! The serde mirror of `vx.toml`: field names and types exactly as written,
+//! no defaults applied and no logic. Every table denies unknown keys, so a
+//! typo is an error with a span rather than a silently ignored setting.
+//! Values whose later validation must point at the file keep their spans.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One `vx.toml`, root or project.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawFile {
+    pub workspace: Option<RawWorkspace>,
+    pub cache: Option<RawCache>,
+    pub plugins: Option<BTreeMap<String, RawPlugin>>,
+    pub project: Option<RawProject>,
+    pub tasks: Option<BTreeMap<Spanned<String>, RawTask>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawWorkspace {
+    pub projects: Option<Vec<Spanned<String>>>,
+    pub global_inputs: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCache {
+    pub dir: Option<Spanned<String>>,
+    pub max_size: Option<Spanned<String>>,
+    pub max_age: Option<Spanned<String>>,
+    pub remote: Option<Spanned<String>>,
+}
+
+/// `[plugins.NAME]`: read and kept for the plugin host; the grants are
+/// interpreted there (docs/PLUGINS.md §4).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawPlugin {
+    pub path: Spanned<String>,
+    pub dirs: Option<Vec<toml::Value>>,
+    pub env: Option<Vec<String>>,
+    pub allow_hosts: Option<Vec<String>>,
+    pub allow_programs: Option<Vec<toml::Value>>,
+    pub limits: Option<toml::Table>,
+    pub config: Option<toml::Table>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawProject {
+    pub name: Option<Spanned<String>>,
+    pub depends_on: Option<Vec<Spanned<String>>>,
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawTask {
+    /// A string run by `sh -c` or an array exec'd directly; kept as a value
+    /// so a wrong type gets a message naming both accepted forms.
+    pub command: Option<Spanned<toml::Value>>,
+    pub depends_on: Option<Vec<Spanned<String>>>,
+    pub inputs: Option<Vec<Spanned<String>>>,
+    pub outputs: Option<Vec<Spanned<String>>>,
+    pub env: Option<Vec<Spanned<String>>>,
+    pub timeout: Option<Spanned<String>>,
+    pub cache: Option<bool>,
+    pub persistent: Option<bool>,
+    pub ready: Option<Spanned<RawReady>>,
+    pub ready_timeout: Option<Spanned<String>>,
+    pub executor: Option<Spanned<String>>,
+}
+
+/// `ready = { log = "…" }`, `{ port = N }` or `{ path = "FILE" }`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawReady {
+    pub log: Option<String>,
+    pub port: Option<u16>,
+    pub path: Option<String>,
+}

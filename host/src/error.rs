@@ -1,0 +1,95 @@
+//! Errors that reach the user.
+//!
+//! Every error vx prints is one line on stderr that says what is wrong and
+//! how to mend it, and every error carries the exit code of its class
+//! (DESIGN §3): 2 for usage and configuration, 1 for a failed run, 130/143
+//! for an interrupted one (129 after SIGHUP). Internal failures (I/O the user cannot fix, bugs)
+//! are still reported as one line, with exit code 1, never as a panic.
+
+use std::fmt;
+
+/// The class of an error, which fixes its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad flags or arguments: exit 2.
+    Usage,
+    /// Bad configuration (vx.toml, package.json, workspace layout): exit 2.
+    Config,
+    /// A task failed: exit 1.
+    TaskFailed,
+    /// Something outside the user's input went wrong (I/O, git): exit 1.
+    Internal,
+    /// Stopped by SIGINT: exit 130.
+    Interrupted,
+    /// Stopped by SIGTERM: exit 143.
+    Terminated,
+    /// Stopped by SIGHUP (a closed terminal): exit 129.
+    HungUp,
+}
+
+impl ErrorKind {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Usage | ErrorKind::Config => 2,
+            ErrorKind::TaskFailed | ErrorKind::Internal => 1,
+            ErrorKind::Interrupted => 130,
+            ErrorKind::Terminated => 143,
+            ErrorKind::HungUp => 129,
+        }
+    }
+}
+
+/// A user-facing error: one line of message plus an optional hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), hint: None }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Usage, message)
+    }
+
+    pub fn config(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Config, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Internal, message)
+    }
+
+    /// Adds the sentence that tells the user how to mend the error.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Wraps an I/O error with what vx was doing when it happened.
+    pub fn io(action: impl fmt::Display, err: std::io::Error) -> Self {
+        Error::internal(format!("failed to {action}: {err}"))
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        self.kind.exit_code()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "; {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,17 @@
+//! The graph: task ids, the task graph with cycle detection, project
+//! selection (`--filter`, `--affected`), the ready-node walker, and DOT.
+//! Nothing here spawns a task or touches a cache.
+
+mod affected;
+mod build;
+mod dot;
+mod id;
+mod select;
+mod walk;
+
+pub use affected::changed_projects;
+pub use build::{Node, TaskGraph};
+pub use dot::to_dot;
+pub use id::TaskId;
+pub use select::{Filter, apply_filters, reverse_deps, with_dependents};
+pub use walk::{ContinueMode, SkipReason, Walker};

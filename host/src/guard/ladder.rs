@@ -1,0 +1,52 @@
+//! Signalling groups and the kill ladder: SIGTERM, wait the grace period
+//! (`VX_KILL_GRACE_MS`, default 2000), SIGKILL.
+
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+const DEFAULT_GRACE: Duration = Duration::from_millis(2000);
+
+/// The grace period between SIGTERM and SIGKILL.
+pub fn grace_period() -> Duration {
+    std::env::var("VX_KILL_GRACE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_GRACE, Duration::from_millis)
+}
+
+/// Sends `signal` to every process of the group; a group that is already
+/// gone is not an error.
+pub fn signal_group(pgid: i32, signal: Signal) {
+    match killpg(Pid::from_raw(pgid), signal) {
+        Ok(()) | Err(Errno::ESRCH) => {}
+        Err(e) => eprintln!("vx: warning: could not send {signal} to process group {pgid}: {e}"),
+    }
+}
+
+/// Whether any process (zombies included) is still in the group.
+pub fn group_alive(pgid: i32) -> bool {
+    !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
+}
+
+/// The ladder: SIGTERM, wait up to `grace` for the group to empty, then
+/// SIGKILL. Returns once the group is gone or has been sent SIGKILL.
+pub async fn stop_group(pgid: i32, grace: Duration) {
+    if !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, Signal::SIGTERM);
+    signal_group(pgid, Signal::SIGCONT);
+    let deadline = Instant::now() + grace;
+    let mut pause = Duration::from_millis(2);
+    while Instant::now() < deadline {
+        if !group_alive(pgid) {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    signal_group(pgid, Signal::SIGKILL);
+}

@@ -1,0 +1,63 @@
+//! Spawning a task: its own session (so its own process group, with no
+//! controlling terminal), stdin closed, stdout and stderr on one pipe so the
+//! log keeps the order in which lines were written.
+
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use tokio::net::unix::pipe;
+
+use super::groups::Groups;
+
+/// What to run: an argv, a directory and the variables to add to vx's
+/// environment.
+#[derive(Debug, Clone)]
+pub struct TaskCommand {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// A running task: its leader, its group and the read end of its output.
+#[derive(Debug)]
+pub struct TaskProcess {
+    pub child: tokio::process::Child,
+    pub pgid: i32,
+    pub output: pipe::Receiver,
+}
+
+/// Spawns `cmd` in a new session and registers its group.
+pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
+    let (reader, writer) = std::io::pipe()?;
+    #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
+    let mut command = tokio::process::Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .current_dir(&cmd.cwd)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .kill_on_drop(false);
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    // The command holds the write ends; dropping it leaves the child (and
+    // whatever it starts) as the only writers, so EOF means they are gone.
+    drop(command);
+    let pgid = child
+        .id()
+        .map(|pid| pid as i32)
+        .ok_or_else(|| std::io::Error::other("child exited before its pid was read"))?;
+    groups.register(pgid);
+    let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    Ok(TaskProcess { child, pgid, output })
+}

@@ -1,0 +1,34 @@
+//! vx — a monorepo task runner.
+//!
+//! `vx run build` runs every project's `build` in dependency order across the
+//! workspace. Data flows one way (DESIGN §1):
+//!
+//! ```text
+//! config → graph → plan → run (executor, under the guard) → report
+//! ```
+//!
+//! | module    | owns |
+//! |-----------|------|
+//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans |
+//! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
+//! | [`run`]    | turning a selection into a plan and driving it: concurrency, `--continue`, the local executor |
+//! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
+//! | [`report`] | what the user sees: prefixed task output, colour, the run summary |
+//! | [`cli`]    | argument parsing (clap) and one file per subcommand |
+//! | [`cache`], [`watch`], [`plugin`] | seams for the content-hash cache, the watch loop and wasm plugins |
+//!
+//! `graph` knows nothing of processes; `guard` knows nothing of the graph;
+//! `run` is where they meet.
+
+pub mod cache;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod graph;
+pub mod guard;
+pub mod plugin;
+pub mod report;
+pub mod run;
+pub mod watch;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,11 @@
+//! What the user sees of a run: task output with `project#task` prefixes,
+//! colour when it helps, and the final summary. The run loop reports
+//! events; this module decides how they look.
+
+mod style;
+mod summary;
+mod terminal;
+
+pub use style::{Style, color_enabled};
+pub use summary::{RunSummary, TaskResult, TaskStatus};
+pub use terminal::{LogOrder, OutputLogs, Terminal};

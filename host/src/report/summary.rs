@@ -1,0 +1,96 @@
+//! The outcome of a run: one result per task, and the summary printed at
+//! the end (one line of counts and wall time, then what failed and what
+//! was skipped, and why).
+
+use std::time::Duration;
+
+use super::style::Style;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStatus {
+    Succeeded,
+    /// Exit code, or the signal that ended it.
+    Failed(String),
+    TimedOut(Duration),
+    /// Stopped because vx was interrupted.
+    Cancelled,
+    /// Did not run; the reason is a sentence fragment.
+    Skipped(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskResult {
+    pub id: String,
+    pub status: TaskStatus,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    pub results: Vec<TaskResult>,
+    pub wall: Duration,
+}
+
+impl RunSummary {
+    fn count(&self, f: impl Fn(&TaskStatus) -> bool) -> usize {
+        self.results.iter().filter(|r| f(&r.status)).count()
+    }
+
+    pub fn succeeded(&self) -> usize {
+        self.count(|s| *s == TaskStatus::Succeeded)
+    }
+
+    /// Failed, timed out or cancelled: anything that ran and did not succeed.
+    pub fn failed(&self) -> usize {
+        self.count(|s| matches!(s, TaskStatus::Failed(_) | TaskStatus::TimedOut(_) | TaskStatus::Cancelled))
+    }
+
+    pub fn skipped(&self) -> usize {
+        self.count(|s| matches!(s, TaskStatus::Skipped(_)))
+    }
+
+    pub fn ran(&self) -> usize {
+        self.results.len() - self.skipped()
+    }
+
+    /// The summary block, ending with a newline.
+    pub fn render(&self, style: Style) -> String {
+        let mut out = String::new();
+        for r in &self.results {
+            let line = match &r.status {
+                TaskStatus::Failed(why) => format!("{} {} ({why})", style.red("failed: "), r.id),
+                TaskStatus::TimedOut(limit) => {
+                    format!("{} {} (timed out after {})", style.red("failed: "), r.id, format_duration(*limit))
+                }
+                TaskStatus::Cancelled => format!("{} {} (interrupted)", style.yellow("stopped:"), r.id),
+                TaskStatus::Skipped(why) => format!("{} {} ({why})", style.yellow("skipped:"), r.id),
+                TaskStatus::Succeeded => continue,
+            };
+            out.push_str(&line);
+            out.push('\n');
+        }
+        let failed = self.failed();
+        let counts = format!(
+            "{} run, {} succeeded, {} failed, {} skipped",
+            self.ran(),
+            self.succeeded(),
+            failed,
+            self.skipped()
+        );
+        let counts = if failed > 0 { style.red(&counts) } else { style.green(&counts) };
+        out.push_str(&format!("{} {counts} in {}\n", style.bold("Tasks:"), format_duration(self.wall)));
+        out
+    }
+}
+
+/// `850ms`, `2.35s`, `1m04s`.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.2}s", d.as_secs_f64())
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}

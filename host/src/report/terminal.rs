@@ -1,0 +1,116 @@
+//! Task output on the terminal. Each line is written whole, with a
+//! `project#task` prefix, under one lock, so lines of parallel tasks never
+//! interleave mid-line. `--output-logs` decides which logs are shown and
+//! `--log-order` whether lines stream or come grouped per task.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::style::Style;
+
+/// `--output-logs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputLogs {
+    #[default]
+    Full,
+    /// Only logs of tasks that ran (cache hits stay quiet).
+    NewOnly,
+    /// Only logs of failed tasks, shown when they fail.
+    ErrorsOnly,
+    /// One line per task naming it (and, with the cache, its key).
+    HashOnly,
+    None,
+}
+
+/// `--log-order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogOrder {
+    #[default]
+    Stream,
+    Grouped,
+}
+
+/// The terminal sink shared by every running task.
+#[derive(Debug)]
+pub struct Terminal {
+    pub style: Style,
+    logs: OutputLogs,
+    order: LogOrder,
+    /// Lines held back per task (grouped order, or errors-only).
+    held: Mutex<HashMap<String, Vec<u8>>>,
+    out: Mutex<std::io::Stdout>,
+}
+
+impl Terminal {
+    pub fn new(style: Style, logs: OutputLogs, order: LogOrder) -> Self {
+        Terminal { style, logs, order, held: Mutex::new(HashMap::new()), out: Mutex::new(std::io::stdout()) }
+    }
+
+    fn holds(&self) -> bool {
+        self.order == LogOrder::Grouped || self.logs == OutputLogs::ErrorsOnly
+    }
+
+    fn streams(&self) -> bool {
+        matches!(self.logs, OutputLogs::Full | OutputLogs::NewOnly)
+    }
+
+    fn prefixed(&self, id: &str, line: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(id.len() + line.len() + 4);
+        buf.extend_from_slice(self.style.prefix(id).as_bytes());
+        buf.extend_from_slice(b": ");
+        buf.extend_from_slice(line);
+        if !line.ends_with(b"\n") {
+            buf.push(b'\n');
+        }
+        buf
+    }
+
+    fn write(&self, bytes: &[u8]) {
+        let mut out = self.out.lock().expect("stdout lock poisoned");
+        // A closed stdout (e.g. piped into `head`) must not stop the run.
+        let _ = out.write_all(bytes).and_then(|()| out.flush());
+    }
+
+    /// A task started running.
+    pub fn started(&self, id: &str) {
+        if self.logs == OutputLogs::HashOnly {
+            self.write(&self.prefixed(id, self.style.dim("running").as_bytes()));
+        }
+    }
+
+    /// One line of a task's output (with or without its newline).
+    pub fn line(&self, id: &str, line: &[u8]) {
+        if self.holds() && self.logs != OutputLogs::None && self.logs != OutputLogs::HashOnly {
+            let mut held = self.held.lock().expect("held lock poisoned");
+            held.entry(id.to_string()).or_default().extend(self.prefixed(id, line));
+        } else if self.streams() {
+            self.write(&self.prefixed(id, line));
+        }
+    }
+
+    /// A message from vx about a task (warnings), always shown.
+    pub fn note(&self, id: &str, message: &str) {
+        self.write(&self.prefixed(id, self.style.yellow(message).as_bytes()));
+    }
+
+    /// A task ended: release its held lines if its mode says so.
+    pub fn finished(&self, id: &str, success: bool) {
+        let held = self.held.lock().expect("held lock poisoned").remove(id);
+        if let Some(buf) = held {
+            let show = match self.logs {
+                OutputLogs::ErrorsOnly => !success,
+                OutputLogs::Full | OutputLogs::NewOnly => true,
+                OutputLogs::HashOnly | OutputLogs::None => false,
+            };
+            if show {
+                self.write(&buf);
+            }
+        }
+    }
+
+    /// Text from vx itself (the summary).
+    pub fn print(&self, text: &str) {
+        self.write(text.as_bytes());
+    }
+}

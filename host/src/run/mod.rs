@@ -1,0 +1,14 @@
+//! Running a selection: planning (selection → task graph), the dry-run
+//! views, and the engine that walks the graph and drives executors under
+//! the guard. This is where `graph`, `guard` and `report` meet.
+
+mod dry;
+mod engine;
+mod local;
+mod options;
+mod plan;
+
+pub use dry::{render_dry_json, render_dry_text};
+pub use engine::execute;
+pub use options::RunOptions;
+pub use plan::{Selection, plan, select_projects};

@@ -1,0 +1,18 @@
+//! The settings of one run, already validated by the CLI.
+
+use std::time::Duration;
+
+use crate::graph::ContinueMode;
+use crate::report::{LogOrder, OutputLogs};
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Tasks running at once (at least 1).
+    pub concurrency: usize,
+    pub continue_mode: ContinueMode,
+    pub output_logs: OutputLogs,
+    pub log_order: LogOrder,
+    /// `--timeout`: applies to tasks that set no `timeout` of their own.
+    pub timeout: Option<Duration>,
+    pub color: bool,
+}

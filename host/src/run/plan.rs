@@ -1,0 +1,110 @@
+//! From what the user typed to a task graph: which projects (filters,
+//! `--affected`, the directory the user stands in), which tasks in them,
+//! and everything those tasks depend on.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::config::{Workspace, nearest};
+use crate::error::{Error, Result};
+use crate::graph::{Filter, TaskGraph, TaskId, apply_filters, changed_projects, with_dependents};
+
+/// The selection flags of `vx run` / `vx watch`.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub tasks: Vec<String>,
+    pub filters: Vec<Filter>,
+    /// `--affected` (`Some(None)`) or `--affected=REV` (`Some(Some(rev))`).
+    pub affected: Option<Option<String>>,
+    pub all: bool,
+    pub cwd: PathBuf,
+}
+
+/// The projects a selection covers.
+pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize>> {
+    let mut projects: BTreeSet<usize> = if !sel.filters.is_empty() {
+        apply_filters(ws, &sel.cwd, &sel.filters)?
+    } else if !sel.all && sel.affected.is_none() {
+        match ws.project_containing(&sel.cwd) {
+            Some(p) if ws.projects[p].dir != ws.root => BTreeSet::from([p]),
+            _ => (0..ws.projects.len()).collect(),
+        }
+    } else {
+        (0..ws.projects.len()).collect()
+    };
+    if let Some(rev) = &sel.affected {
+        let affected = with_dependents(ws, &changed_projects(ws, rev.as_deref())?);
+        projects.retain(|p| affected.contains(p));
+    }
+    Ok(projects)
+}
+
+/// Builds the task graph for a selection.
+pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
+    if sel.tasks.is_empty() {
+        let mut names: Vec<&str> = ws
+            .projects
+            .iter()
+            .flat_map(|p| p.tasks.keys().map(String::as_str))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        names.truncate(12);
+        return Err(Error::usage("no task named").with_hint(format!(
+            "run one with `vx run TASK` (tasks here: {})",
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        )));
+    }
+    let projects = select_projects(ws, sel)?;
+    let mut roots = Vec::new();
+    for spec in &sel.tasks {
+        if let Some(id) = TaskId::parse(spec) {
+            roots.push(exact_root(ws, &id)?);
+            continue;
+        }
+        let before = roots.len();
+        roots.extend(projects.iter().filter(|&&p| ws.projects[p].tasks.contains_key(spec)).map(|&p| (p, spec.clone())));
+        if roots.len() == before && !projects.is_empty() && sel.affected.is_none() {
+            return Err(no_such_task(ws, &projects, spec));
+        }
+    }
+    TaskGraph::build(ws, &roots)
+}
+
+fn exact_root(ws: &Workspace, id: &TaskId) -> Result<(usize, String)> {
+    let Some(p) = ws.project_index(&id.project) else {
+        let hint = nearest(&id.project, ws.projects.iter().map(|p| p.name.as_str())).map_or_else(
+            || "run `vx show` to list the projects".to_string(),
+            |n| format!("did you mean `{n}#{}`?", id.task),
+        );
+        return Err(Error::usage(format!("unknown project `{}` in `{id}`", id.project)).with_hint(hint));
+    };
+    if !ws.projects[p].tasks.contains_key(&id.task) {
+        let hint = nearest(&id.task, ws.projects[p].tasks.keys().map(String::as_str)).map_or_else(
+            || format!("run `vx show {}` to list its tasks", id.project),
+            |t| format!("did you mean `{}#{t}`?", id.project),
+        );
+        return Err(Error::usage(format!("project `{}` has no task `{}`", id.project, id.task)).with_hint(hint));
+    }
+    Ok((p, id.task.clone()))
+}
+
+fn no_such_task(ws: &Workspace, projects: &BTreeSet<usize>, task: &str) -> Error {
+    let all: BTreeSet<&str> = ws.projects.iter().flat_map(|p| p.tasks.keys().map(String::as_str)).collect();
+    let scope = if projects.len() == ws.projects.len() {
+        "no project has a task".to_string()
+    } else if projects.len() == 1 {
+        let p = projects.first().expect("one project");
+        format!("project `{}` has no task", ws.projects[*p].name)
+    } else {
+        "no selected project has a task".to_string()
+    };
+    let hint = nearest(task, all.iter().copied())
+        .map_or_else(|| "run `vx show` to list projects and tasks".to_string(), |t| format!("did you mean `{t}`?"));
+    let hint = if all.contains(task) {
+        format!("other projects have it: widen the selection with --all or --filter ({hint})")
+    } else {
+        hint
+    };
+    Error::usage(format!("{scope} `{task}`")).with_hint(hint)
+}

@@ -24,13 +24,13 @@ pub struct Workspace {
 impl Workspace {
     pub(crate) fn new(
         root: PathBuf,
-        mut projects: Vec<Project>,
+        projects: Vec<Project>,
         global_inputs: Vec<String>,
         cache: CacheSettings,
         plugins: BTreeMap<String, PluginSettings>,
         config_files: Vec<PathBuf>,
     ) -> Self {
-        projects.sort_by(|a, b| a.name.cmp(&b.name));
+        debug_assert!(projects.windows(2).all(|w| w[0].name < w[1].name), "projects come sorted by name");
         let by_name = projects.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
         Workspace { root, projects, global_inputs, cache, plugins, config_files, by_name }
     }

@@ -79,6 +79,9 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     if root_is_project {
         all.push(root_files);
     }
+    // Project ids are indices into the name-sorted list: sort before any
+    // index is taken.
+    all.sort_by_cached_key(project_name);
     let projects = resolve_projects(&all)?;
     Ok(Workspace::new(root.to_path_buf(), projects, global_inputs, cache, plugins, config_files))
 }

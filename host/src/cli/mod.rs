@@ -35,6 +35,11 @@ struct Cli {
 enum Commands {
     Run(run::RunArgs),
     Show(show::ShowArgs),
+    /// The guard process vx starts for itself (internal).
+    #[command(name = "__guard", hide = true)]
+    Guard {
+        run_id: String,
+    },
 }
 
 /// Entry point of the binary.
@@ -61,6 +66,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
     match cli.command {
         Commands::Run(a) => run::cmd_run(a, &cwd),
         Commands::Show(a) => show::cmd_show(a, &cwd),
+        Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }
 

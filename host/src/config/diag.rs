@@ -79,17 +79,17 @@ pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a st
 pub fn toml_error(source: &Source, err: &toml::de::Error) -> Error {
     let message = err.message().trim().replace('\n', " ");
     let located = |m: String| source.error(err.span(), m);
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some((name, tail)) = rest.split_once('`') {
-            let expected: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
-            let hint = did_you_mean(name, expected.iter().copied());
-            let hint = if hint.is_empty() && !expected.is_empty() {
-                format!("; valid keys here: {}", expected.join(", "))
-            } else {
-                hint
-            };
-            return located(format!("unknown key `{name}`{hint}"));
-        }
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((name, tail)) = rest.split_once('`')
+    {
+        let expected: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+        let hint = did_you_mean(name, expected.iter().copied());
+        let hint = if hint.is_empty() && !expected.is_empty() {
+            format!("; valid keys here: {}", expected.join(", "))
+        } else {
+            hint
+        };
+        return located(format!("unknown key `{name}`{hint}"));
     }
     located(message)
 }

@@ -17,10 +17,10 @@ pub fn changed_projects(ws: &Workspace, rev: Option<&str>) -> Result<BTreeSet<us
     let globals = global_matcher(ws)?;
     let mut out = BTreeSet::new();
     for file in &files {
-        if let Ok(rel) = file.strip_prefix(&ws.root) {
-            if globals.is_match(rel) {
-                return Ok((0..ws.projects.len()).collect());
-            }
+        if let Ok(rel) = file.strip_prefix(&ws.root)
+            && globals.is_match(rel)
+        {
+            return Ok((0..ws.projects.len()).collect());
         }
         if let Some(p) = ws.project_containing(file) {
             out.insert(p);

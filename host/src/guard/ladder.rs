@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 const DEFAULT_GRACE: Duration = Duration::from_millis(2000);
@@ -49,4 +49,40 @@ pub async fn stop_group(pgid: i32, grace: Duration) {
         pause = (pause * 2).min(Duration::from_millis(50));
     }
     signal_group(pgid, Signal::SIGKILL);
+}
+
+/// Sends `signal` to one process; one that is already gone is not an error.
+pub fn signal_pid(pid: i32, signal: Signal) {
+    #[expect(clippy::disallowed_methods, reason = "the guard is the one place that signals processes")]
+    let result = kill(Pid::from_raw(pid), signal);
+    match result {
+        Ok(()) | Err(Errno::ESRCH) => {}
+        Err(e) => eprintln!("vx: warning: could not send {signal} to process {pid}: {e}"),
+    }
+}
+
+fn pid_alive(pid: i32) -> bool {
+    super::procfs::read_proc(pid).is_some_and(|p| p.state != 'Z')
+}
+
+/// The ladder for single processes (escapees outside any group).
+pub async fn stop_pids(pids: &[i32], grace: Duration) {
+    for &pid in pids {
+        signal_pid(pid, Signal::SIGTERM);
+        signal_pid(pid, Signal::SIGCONT);
+    }
+    let deadline = Instant::now() + grace;
+    let mut pause = Duration::from_millis(2);
+    while Instant::now() < deadline {
+        if !pids.iter().any(|&p| pid_alive(p)) {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    for &pid in pids {
+        if pid_alive(pid) {
+            signal_pid(pid, Signal::SIGKILL);
+        }
+    }
 }

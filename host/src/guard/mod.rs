@@ -3,15 +3,26 @@
 //! Every task runs in its own session and process group, never in vx's, so
 //! a terminal's Ctrl-C reaches vx alone and vx decides how its tasks stop:
 //! SIGTERM to the group, a grace period, then SIGKILL (the kill ladder).
-//! [`Groups`] is the registry of live groups that every stop goes through.
-//! `clippy.toml` forbids spawning anywhere else.
+//! [`Groups`] is the registry of live groups that every stop goes through;
+//! it is mirrored to the guard process (`vx __guard`), which stops whatever
+//! is left when vx goes away, even by SIGKILL. Descendants that leave their
+//! group are found by the environment marker every task carries
+//! ([`escape`]). `clippy.toml` forbids spawning or signalling anywhere else.
 
+mod escape;
 mod groups;
 mod ladder;
+mod link;
+mod procfs;
 mod spawn;
 mod tool;
+mod watchdog;
 
+pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
-pub use ladder::{grace_period, group_alive, signal_group, stop_group};
+pub use ladder::{grace_period, group_alive, signal_group, stop_group, stop_pids};
+pub use link::{GuardLink, RUN_ID_VAR};
+pub use procfs::{ProcInfo, group_members, last_pid};
 pub use spawn::{TaskCommand, TaskProcess, spawn_task};
 pub use tool::{ToolOutput, run_tool};
+pub use watchdog::guard_main;

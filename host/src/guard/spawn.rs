@@ -10,6 +10,7 @@ use std::process::Stdio;
 use tokio::net::unix::pipe;
 
 use super::groups::Groups;
+use super::link::register_self;
 
 /// What to run: an argv, a directory and the variables to add to vx's
 /// environment.
@@ -42,10 +43,15 @@ pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskPro
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .kill_on_drop(false);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    let guard_fd = groups.registration_fd();
+    // SAFETY: setsid and register_self are async-signal-safe and allocate
+    // nothing, as code between fork and exec must.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             nix::unistd::setsid().map_err(std::io::Error::from)?;
+            if let Some(fd) = guard_fd {
+                register_self(fd);
+            }
             Ok(())
         });
     }

@@ -20,7 +20,10 @@ use super::options::RunOptions;
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
-use crate::guard::{Groups, TaskCommand, grace_period, group_alive, signal_group, spawn_task, stop_group};
+use crate::guard::{
+    Groups, GuardLink, RUN_ID_VAR, TaskCommand, TaskMark, find_escapees, grace_period, group_alive, group_members,
+    last_pid, signal_group, spawn_task, stop_group, stop_pids,
+};
 use crate::report::{RunSummary, Style, TaskResult, TaskStatus, Terminal};
 
 /// How long output may stay open after a task's group is gone (a process
@@ -33,7 +36,12 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
     let started = Instant::now();
     let style = Style { enabled: opts.color };
     let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order));
-    let groups = Groups::new();
+    let run_id = format!(
+        "{}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+    );
+    let (groups, guard) = start_guard(&run_id, graph.is_empty());
     let cancelled = Arc::new(AtomicBool::new(false));
     let mut signals = Signals::install()?;
     let mut walker = Walker::new(graph, opts.continue_mode);
@@ -56,10 +64,13 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
                 results[node] = Some(TaskResult { id, status: TaskStatus::Failed(why), duration: Duration::ZERO });
                 continue;
             }
+            let mut command = task_command(ws, project, task);
+            command.env.push((RUN_ID_VAR.into(), run_id.clone().into()));
             let job = Job {
                 node,
                 id,
-                command: task_command(ws, project, task),
+                command,
+                mark: TaskMark { run_id: run_id.clone(), project: project.name.clone(), task: task.name.clone() },
                 timeout: task.timeout.or(opts.timeout),
                 groups: groups.clone(),
                 term: term.clone(),
@@ -105,6 +116,9 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
         let id = graph.nodes[node].id.to_string();
         results[node] = Some(TaskResult { id, status: TaskStatus::Skipped(why), duration: Duration::ZERO });
     }
+    if let Some(guard) = guard {
+        guard.close();
+    }
     let order = graph.topological_order();
     let summary =
         RunSummary { results: order.into_iter().filter_map(|n| results[n].take()).collect(), wall: started.elapsed() };
@@ -117,6 +131,7 @@ struct Job {
     node: usize,
     id: String,
     command: TaskCommand,
+    mark: TaskMark,
     timeout: Option<Duration>,
     groups: Groups,
     term: Arc<Terminal>,
@@ -133,6 +148,7 @@ impl Job {
 
     async fn run_process(&self) -> TaskStatus {
         self.term.started(&self.id);
+        let pid_before = last_pid();
         let mut proc = match spawn_task(&self.command, &self.groups) {
             Ok(p) => p,
             Err(e) => {
@@ -185,6 +201,20 @@ impl Job {
             }
             let _ = stopper.await;
         }
+        if let (Some(before), Some(after)) = (pid_before, last_pid()) {
+            let escapees = find_escapees(&self.mark, before, after);
+            if !escapees.is_empty() {
+                let names: Vec<String> = escapees.iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
+                if !self.cancelled.load(Ordering::SeqCst) {
+                    self.term.note(
+                        &self.id,
+                        &format!("stopping processes that left the task's group: {}", names.join(", ")),
+                    );
+                }
+                let pids: Vec<i32> = escapees.iter().map(|p| p.pid).collect();
+                stop_pids(&pids, grace_period()).await;
+            }
+        }
         while !eof {
             match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, reader.read_until(b'\n', &mut line)).await {
                 Ok(Ok(n)) if n > 0 => {
@@ -223,21 +253,32 @@ impl Job {
     }
 }
 
-/// `name (pid N)` for each process in the group, read from /proc.
-fn describe_group(pgid: i32) -> String {
-    let mut found = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-            // comm is parenthesised and may hold spaces; fields after it are plain.
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            if fields.get(2).and_then(|f| f.parse::<i32>().ok()) == Some(pgid) && fields.first() != Some(&"Z") {
-                found.push(format!("{} (pid {pid})", &stat[open + 1..close]));
-            }
+/// Starts the guard process; without one (it failed to start, or there is
+/// nothing to run) tasks still run, with a warning in the first case.
+fn start_guard(run_id: &str, nothing_to_run: bool) -> (Groups, Option<Arc<GuardLink>>) {
+    if nothing_to_run {
+        return (Groups::new(), None);
+    }
+    match GuardLink::start(run_id) {
+        Ok((link, mut child)) => {
+            let link = Arc::new(link);
+            let watched = link.clone();
+            tokio::spawn(async move {
+                let status = child.wait().await.map_or_else(|e| e.to_string(), |s| s.to_string());
+                watched.guard_died(&status);
+            });
+            (Groups::with_guard(link.clone()), Some(link))
+        }
+        Err(e) => {
+            eprintln!("vx: warning: could not start the guard process ({e}); tasks are not stopped if vx is killed");
+            (Groups::new(), None)
         }
     }
+}
+
+/// `name (pid N)` for each live process of the group.
+fn describe_group(pgid: i32) -> String {
+    let found: Vec<String> = group_members(pgid).iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
     if found.is_empty() { format!("process group {pgid}") } else { found.join(", ") }
 }
 

@@ -1,0 +1,137 @@
+//! vx's side of the guard process: starting it, and the pipe that tells it
+//! which process groups are alive.
+//!
+//! Protocol, one line per message on the guard's stdin: `+PGID` a group
+//! started, `-PGID` it is gone, `=PID` a single process to kill too. A task
+//! registers its own group from inside the child, after `setsid` and before
+//! `exec`, so there is no moment at which a started task is unknown to the
+//! guard. The write end is non-blocking: vx never waits on the guard; if
+//! the guard dies or stops reading, vx warns once and carries on without it.
+
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// The environment variable that marks every process of one vx invocation.
+pub const RUN_ID_VAR: &str = "VX_RUN_ID";
+
+#[derive(Debug)]
+pub struct GuardLink {
+    writer: Mutex<Option<std::io::PipeWriter>>,
+    /// The writer's fd for registrations from forked children; -1 once the
+    /// guard is gone.
+    fd: AtomicI32,
+    closing: AtomicBool,
+    pub pid: i32,
+}
+
+impl GuardLink {
+    /// Starts `vx __guard RUN_ID` in its own session and returns the link
+    /// and the guard's child handle (to notice its death).
+    pub fn start(run_id: &str) -> std::io::Result<(GuardLink, tokio::process::Child)> {
+        let (reader, writer) = std::io::pipe()?;
+        let exe = std::env::current_exe()?;
+        #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
+        let mut command = tokio::process::Command::new(exe);
+        command.arg("__guard").arg(run_id).stdin(reader).stdout(Stdio::null()).stderr(Stdio::inherit());
+        // SAFETY: setsid is async-signal-safe. Its own session keeps the
+        // guard out of reach of the terminal's Ctrl-C, which is for vx.
+        unsafe {
+            command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+        }
+        let child = command.spawn()?;
+        drop(command);
+        set_nonblocking(writer.as_raw_fd())?;
+        let pid = child.id().map_or(-1, |p| p as i32);
+        let fd = writer.as_raw_fd();
+        let link = GuardLink {
+            writer: Mutex::new(Some(writer)),
+            fd: AtomicI32::new(fd),
+            closing: AtomicBool::new(false),
+            pid,
+        };
+        Ok((link, child))
+    }
+
+    /// The fd a forked child writes its `+PGID` to, while the guard lives.
+    pub fn registration_fd(&self) -> Option<RawFd> {
+        let fd = self.fd.load(Ordering::SeqCst);
+        (fd >= 0).then_some(fd)
+    }
+
+    /// Sends one message; a failure retires the guard with one warning.
+    pub fn send(&self, message: &str) {
+        let mut writer = self.writer.lock().expect("guard link lock poisoned");
+        let Some(w) = writer.as_mut() else { return };
+        if let Err(e) = w.write_all(format!("{message}\n").as_bytes()) {
+            *writer = None;
+            self.fd.store(-1, Ordering::SeqCst);
+            eprintln!(
+                "vx: warning: the guard process stopped listening ({e}); tasks started from now on are not stopped if vx is killed"
+            );
+        }
+    }
+
+    /// The guard exited on its own (killed, crashed).
+    pub fn guard_died(&self, status: &str) {
+        if self.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let had = self.writer.lock().expect("guard link lock poisoned").take().is_some();
+        self.fd.store(-1, Ordering::SeqCst);
+        if had {
+            eprintln!(
+                "vx: warning: the guard process died ({status}); vx goes on without it, but tasks are no longer stopped if vx is killed"
+            );
+        }
+    }
+
+    /// Closes the pipe: the guard stops whatever is still listed and exits.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.fd.store(-1, Ordering::SeqCst);
+        self.writer.lock().expect("guard link lock poisoned").take();
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    // SAFETY: the fd is owned by the writer, which outlives this call.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let flags = OFlag::from_bits_truncate(fcntl(borrowed, FcntlArg::F_GETFL)?);
+    fcntl(borrowed, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+/// Writes `+PID\n` for the calling process: used in a forked child between
+/// `setsid` and `exec`, so it allocates nothing and only makes
+/// async-signal-safe calls. SIGPIPE is ignored around the write (std resets
+/// it to the default before pre-exec hooks), so a dead guard costs the task
+/// nothing.
+pub fn register_self(fd: RawFd) {
+    let mut buf = [0u8; 16];
+    let mut n = std::process::id();
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[0] = b'+';
+    for i in 0..len {
+        buf[1 + i] = digits[len - 1 - i];
+    }
+    buf[1 + len] = b'\n';
+    // SAFETY: signal and write are async-signal-safe; buf outlives the call.
+    unsafe {
+        let old = libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::write(fd, buf.as_ptr().cast(), len + 2);
+        libc::signal(libc::SIGPIPE, old);
+    }
+}

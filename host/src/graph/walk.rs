@@ -154,6 +154,16 @@ impl<'g> Walker<'g> {
         self.stopped_by.is_some()
     }
 
+    /// Whether a node will not run (any more): it finished, was skipped, or
+    /// never started and the run stopped taking tasks.
+    pub fn is_settled(&self, node: usize) -> bool {
+        match self.state[node] {
+            State::Finished | State::Skipped => true,
+            State::Running => false,
+            State::Waiting | State::Ready => self.stopped_by.is_some(),
+        }
+    }
+
     /// Every task that did not run, with the reason. Call at the end.
     pub fn skipped(&self) -> Vec<(usize, SkipReason)> {
         let mut out = self.skipped.clone();

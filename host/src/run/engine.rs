@@ -6,29 +6,24 @@
 //! exits: a background process left behind is named in a warning and
 //! stopped by the kill ladder before the task's result is recorded.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinSet;
 
+use super::job::{Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
+use super::signals::Signals;
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
-use crate::guard::{
-    Groups, GuardLink, RUN_ID_VAR, TaskCommand, TaskMark, find_escapees, grace_period, group_alive, group_members,
-    last_pid, signal_group, spawn_task, stop_group, stop_pids,
-};
+use crate::guard::{Groups, GuardLink, RUN_ID_VAR, TaskMark, grace_period, signal_group, stop_group};
 use crate::report::{RunSummary, Style, TaskResult, TaskStatus, Terminal};
-
-/// How long output may stay open after a task's group is gone (a process
-/// that left the group with `setsid` can hold the pipe).
-const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
 
 /// Runs the graph. Returns the summary and, when vx was interrupted, the
 /// kind of interruption (which decides the exit code).
@@ -48,9 +43,15 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
     let mut results: Vec<Option<TaskResult>> = vec![None; graph.len()];
     let mut running: JoinSet<(usize, TaskResult)> = JoinSet::new();
     let mut interrupted: Option<ErrorKind> = None;
+    // Tasks holding a concurrency slot: all running ones, except persistent
+    // tasks once they are ready (a server must not starve its dependents).
+    let mut in_slot: BTreeSet<usize> = BTreeSet::new();
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<usize>();
+    // Persistent tasks pulled in only as dependencies, with their stop signal.
+    let mut stoppable: HashMap<usize, Arc<Notify>> = HashMap::new();
 
     loop {
-        while running.len() < opts.concurrency.max(1) {
+        while in_slot.len() < opts.concurrency.max(1) {
             let Some(node) = walker.next_ready() else { break };
             let n = &graph.nodes[node];
             let project = &ws.projects[n.project];
@@ -66,16 +67,31 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
             }
             let mut command = task_command(ws, project, task);
             command.env.push((RUN_ID_VAR.into(), run_id.clone().into()));
+            let persistent = task.persistent.then(|| {
+                let stop = Arc::new(Notify::new());
+                if !graph.roots.contains(&node) {
+                    stoppable.insert(node, stop.clone());
+                }
+                Persistence {
+                    ready: task.ready.clone(),
+                    ready_timeout: task.ready_timeout,
+                    dir: project.dir.clone(),
+                    ready_tx: ready_tx.clone(),
+                    stop,
+                }
+            });
             let job = Job {
                 node,
                 id,
                 command,
                 mark: TaskMark { run_id: run_id.clone(), project: project.name.clone(), task: task.name.clone() },
                 timeout: task.timeout.or(opts.timeout),
+                persistent,
                 groups: groups.clone(),
                 term: term.clone(),
                 cancelled: cancelled.clone(),
             };
+            in_slot.insert(node);
             running.spawn(job.run());
         }
         if running.is_empty() {
@@ -84,8 +100,21 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
         tokio::select! {
             Some(joined) = running.join_next() => {
                 let (node, result) = joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
+                in_slot.remove(&node);
+                stoppable.remove(&node);
                 walker.finish(node, result.status == TaskStatus::Succeeded);
                 results[node] = Some(result);
+                stoppable.retain(|&p, stop| {
+                    let needed = graph.dependents[p].iter().any(|&d| !walker.is_settled(d));
+                    if !needed {
+                        stop.notify_one();
+                    }
+                    needed
+                });
+            }
+            Some(node) = ready_rx.recv() => {
+                in_slot.remove(&node);
+                walker.release(node);
             }
             kind = signals.recv() => {
                 if interrupted.is_none() {
@@ -126,133 +155,6 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
     Ok((summary, interrupted))
 }
 
-/// One task to run, with everything it needs owned.
-struct Job {
-    node: usize,
-    id: String,
-    command: TaskCommand,
-    mark: TaskMark,
-    timeout: Option<Duration>,
-    groups: Groups,
-    term: Arc<Terminal>,
-    cancelled: Arc<AtomicBool>,
-}
-
-impl Job {
-    async fn run(self) -> (usize, TaskResult) {
-        let start = Instant::now();
-        let status = self.run_process().await;
-        self.term.finished(&self.id, status == TaskStatus::Succeeded);
-        (self.node, TaskResult { id: self.id, status, duration: start.elapsed() })
-    }
-
-    async fn run_process(&self) -> TaskStatus {
-        self.term.started(&self.id);
-        let pid_before = last_pid();
-        let mut proc = match spawn_task(&self.command, &self.groups) {
-            Ok(p) => p,
-            Err(e) => {
-                let program = self.command.program.to_string_lossy();
-                self.term.note(&self.id, &format!("could not start `{program}`: {e}"));
-                return TaskStatus::Failed(format!("could not start `{program}`: {e}"));
-            }
-        };
-        let pgid = proc.pgid;
-        let mut reader = BufReader::new(proc.output);
-        let mut line = Vec::new();
-        let mut eof = false;
-        let mut timed_out = false;
-        let mut exit = None;
-        let deadline = tokio::time::sleep(self.timeout.unwrap_or(Duration::from_secs(u64::MAX / 4)));
-        tokio::pin!(deadline);
-
-        // Until the leader exits: stream output, watch the deadline.
-        while exit.is_none() {
-            tokio::select! {
-                read = reader.read_until(b'\n', &mut line), if !eof => match read {
-                    Ok(0) | Err(_) => eof = true,
-                    Ok(_) => { self.term.line(&self.id, &line); line.clear(); }
-                },
-                status = proc.child.wait() => exit = Some(status),
-                () = &mut deadline, if !timed_out && self.timeout.is_some() => {
-                    timed_out = true;
-                    self.term.note(&self.id, "timed out; stopping it");
-                    tokio::spawn(stop_group(pgid, grace_period()));
-                }
-            }
-        }
-
-        // The leader is gone; anything left in its group was started in the
-        // background and must not outlive the task.
-        if group_alive(pgid) {
-            let names = describe_group(pgid);
-            if !self.cancelled.load(Ordering::SeqCst) && !timed_out {
-                self.term.note(&self.id, &format!("stopping processes left running in the background: {names}"));
-            }
-            let stopper = tokio::spawn(stop_group(pgid, grace_period()));
-            while !eof {
-                match reader.read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => eof = true,
-                    Ok(_) => {
-                        self.term.line(&self.id, &line);
-                        line.clear();
-                    }
-                }
-            }
-            let _ = stopper.await;
-        }
-        if let (Some(before), Some(after)) = (pid_before, last_pid()) {
-            let escapees = find_escapees(&self.mark, before, after);
-            if !escapees.is_empty() {
-                let names: Vec<String> = escapees.iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
-                if !self.cancelled.load(Ordering::SeqCst) {
-                    self.term.note(
-                        &self.id,
-                        &format!("stopping processes that left the task's group: {}", names.join(", ")),
-                    );
-                }
-                let pids: Vec<i32> = escapees.iter().map(|p| p.pid).collect();
-                stop_pids(&pids, grace_period()).await;
-            }
-        }
-        while !eof {
-            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, reader.read_until(b'\n', &mut line)).await {
-                Ok(Ok(n)) if n > 0 => {
-                    self.term.line(&self.id, &line);
-                    line.clear();
-                }
-                Ok(_) => eof = true,
-                Err(_) => {
-                    self.term.note(
-                        &self.id,
-                        "a process outside the task's group still holds its output open; no longer reading it",
-                    );
-                    break;
-                }
-            }
-        }
-        if !line.is_empty() {
-            self.term.line(&self.id, &line);
-        }
-        self.groups.unregister(pgid);
-
-        match exit.expect("the loop ends with an exit status") {
-            _ if timed_out => TaskStatus::TimedOut(self.timeout.unwrap_or_default()),
-            _ if self.cancelled.load(Ordering::SeqCst) => TaskStatus::Cancelled,
-            Ok(status) if status.success() => TaskStatus::Succeeded,
-            Ok(status) => {
-                use std::os::unix::process::ExitStatusExt;
-                match (status.code(), status.signal()) {
-                    (Some(code), _) => TaskStatus::Failed(format!("exit code {code}")),
-                    (None, Some(sig)) => TaskStatus::Failed(format!("killed by signal {sig}")),
-                    _ => TaskStatus::Failed("unknown exit status".into()),
-                }
-            }
-            Err(e) => TaskStatus::Failed(format!("could not wait for it: {e}")),
-        }
-    }
-}
-
 /// Starts the guard process; without one (it failed to start, or there is
 /// nothing to run) tasks still run, with a warning in the first case.
 fn start_guard(run_id: &str, nothing_to_run: bool) -> (Groups, Option<Arc<GuardLink>>) {
@@ -273,43 +175,5 @@ fn start_guard(run_id: &str, nothing_to_run: bool) -> (Groups, Option<Arc<GuardL
             eprintln!("vx: warning: could not start the guard process ({e}); tasks are not stopped if vx is killed");
             (Groups::new(), None)
         }
-    }
-}
-
-/// `name (pid N)` for each live process of the group.
-fn describe_group(pgid: i32) -> String {
-    let found: Vec<String> = group_members(pgid).iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
-    if found.is_empty() { format!("process group {pgid}") } else { found.join(", ") }
-}
-
-/// The signals that stop a run. SIGHUP is left alone when vx was started
-/// with it ignored (`nohup`), so vx keeps that promise to its caller.
-struct Signals {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn install() -> Result<Signals> {
-        let make = |kind| signal(kind).map_err(|e| Error::io("install signal handlers", e));
-        let hup = if sighup_ignored() { None } else { Some(make(SignalKind::hangup())?) };
-        Ok(Signals { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, hup })
-    }
-
-    async fn recv(&mut self) -> ErrorKind {
-        tokio::select! {
-            _ = self.int.recv() => ErrorKind::Interrupted,
-            _ = self.term.recv() => ErrorKind::Terminated,
-            _ = async { match &mut self.hup { Some(h) => h.recv().await, None => std::future::pending().await } } => ErrorKind::HungUp,
-        }
-    }
-}
-
-fn sighup_ignored() -> bool {
-    // SAFETY: a null new action only reads the current disposition.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
 }

@@ -4,9 +4,11 @@
 
 mod dry;
 mod engine;
+mod job;
 mod local;
 mod options;
 mod plan;
+mod signals;
 
 pub use dry::{render_dry_json, render_dry_text};
 pub use engine::execute;

@@ -1,0 +1,279 @@
+//! One task's process from start to finish: streaming its output, its
+//! timeout, readiness for persistent tasks, and making sure nothing it
+//! started is left when it is recorded as done.
+//!
+//! A task is finished when its process group is empty, not when its leader
+//! exits: a background process left behind is named in a warning and
+//! stopped by the kill ladder, and so is any descendant that left the group
+//! (found by its environment marker, see `guard::escape`).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::{Notify, mpsc};
+
+use crate::config::Ready;
+use crate::guard::{
+    Groups, TaskCommand, TaskMark, find_escapees, grace_period, group_alive, group_members, last_pid, spawn_task,
+    stop_group, stop_pids,
+};
+use crate::report::{TaskResult, TaskStatus, Terminal};
+
+/// How long output may stay open after a task's group is gone (a process
+/// that left the group with `setsid` can hold the pipe).
+const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
+/// How often a `port` or `path` readiness check is made.
+const READY_POLL: Duration = Duration::from_millis(50);
+/// Lines kept to explain a persistent task that died before it was ready.
+const TAIL_LINES: usize = 10;
+
+/// What makes a task persistent: its readiness rule and how vx stops it.
+#[derive(Debug)]
+pub struct Persistence {
+    pub ready: Option<Ready>,
+    pub ready_timeout: Option<Duration>,
+    /// The project directory, for `ready = { path = … }`.
+    pub dir: PathBuf,
+    /// Tells the engine the task is ready (its node index).
+    pub ready_tx: mpsc::UnboundedSender<usize>,
+    /// Set by the engine when nothing needs the task any more.
+    pub stop: Arc<Notify>,
+}
+
+/// One task to run, with everything it needs owned.
+#[derive(Debug)]
+pub struct Job {
+    pub node: usize,
+    pub id: String,
+    pub command: TaskCommand,
+    pub mark: TaskMark,
+    pub timeout: Option<Duration>,
+    pub persistent: Option<Persistence>,
+    pub groups: Groups,
+    pub term: Arc<Terminal>,
+    pub cancelled: Arc<AtomicBool>,
+}
+
+/// Why the process ended, beyond its exit status.
+#[derive(Debug, Default)]
+struct Ending {
+    timed_out: bool,
+    not_ready: Option<Duration>,
+    stopped_as_planned: bool,
+}
+
+impl Job {
+    pub async fn run(self) -> (usize, TaskResult) {
+        let start = Instant::now();
+        let status = self.run_process().await;
+        self.term.finished(&self.id, status == TaskStatus::Succeeded);
+        (self.node, TaskResult { id: self.id, status, duration: start.elapsed() })
+    }
+
+    fn mark_ready(&self, ready: &mut bool) {
+        if !*ready {
+            *ready = true;
+            if let Some(p) = &self.persistent {
+                let _ = p.ready_tx.send(self.node);
+            }
+        }
+    }
+
+    async fn run_process(&self) -> TaskStatus {
+        self.term.started(&self.id);
+        let pid_before = last_pid();
+        let mut proc = match spawn_task(&self.command, &self.groups) {
+            Ok(p) => p,
+            Err(e) => {
+                let program = self.command.program.to_string_lossy();
+                self.term.note(&self.id, &format!("could not start `{program}`: {e}"));
+                return TaskStatus::Failed(format!("could not start `{program}`: {e}"));
+            }
+        };
+        let pgid = proc.pgid;
+        let mut reader = BufReader::new(proc.output);
+        let mut line = Vec::new();
+        let mut tail: VecDeque<String> = VecDeque::new();
+        let mut eof = false;
+        let mut ending = Ending::default();
+        let mut exit = None;
+        let far = Duration::from_secs(u64::MAX / 4);
+        let deadline = tokio::time::sleep(self.timeout.unwrap_or(far));
+        tokio::pin!(deadline);
+        let rule = self.persistent.as_ref().and_then(|p| p.ready.clone());
+        let mut ready = self.persistent.is_none();
+        if self.persistent.is_some() && rule.is_none() {
+            self.mark_ready(&mut ready);
+        }
+        let ready_deadline = tokio::time::sleep(self.persistent.as_ref().and_then(|p| p.ready_timeout).unwrap_or(far));
+        tokio::pin!(ready_deadline);
+        let mut poll = tokio::time::interval(READY_POLL);
+        let polls = matches!(rule, Some(Ready::Port(_) | Ready::Path(_)));
+        let stop = self.persistent.as_ref().map(|p| p.stop.clone()).unwrap_or_default();
+        let stopping = |ending: &Ending| ending.timed_out || ending.not_ready.is_some() || ending.stopped_as_planned;
+
+        // Until the leader exits: stream output, watch deadlines and readiness.
+        while exit.is_none() {
+            tokio::select! {
+                read = reader.read_until(b'\n', &mut line), if !eof => match read {
+                    Ok(0) | Err(_) => eof = true,
+                    Ok(_) => {
+                        self.term.line(&self.id, &line);
+                        if !ready {
+                            let text = String::from_utf8_lossy(&line);
+                            if let Some(Ready::Log(re)) = &rule && re.is_match(&text) {
+                                self.mark_ready(&mut ready);
+                            }
+                            if tail.len() == TAIL_LINES {
+                                tail.pop_front();
+                            }
+                            tail.push_back(text.trim_end().to_string());
+                        }
+                        line.clear();
+                    }
+                },
+                status = proc.child.wait() => exit = Some(status),
+                () = &mut deadline, if !stopping(&ending) && self.timeout.is_some() => {
+                    ending.timed_out = true;
+                    self.term.note(&self.id, "timed out; stopping it");
+                    tokio::spawn(stop_group(pgid, grace_period()));
+                }
+                () = &mut ready_deadline, if !ready && !stopping(&ending) => {
+                    let limit = self.persistent.as_ref().and_then(|p| p.ready_timeout).unwrap_or_default();
+                    ending.not_ready = Some(limit);
+                    self.term.note(&self.id, "not ready in time; stopping it");
+                    tokio::spawn(stop_group(pgid, grace_period()));
+                }
+                _ = poll.tick(), if polls && !ready => {
+                    if check_ready(rule.as_ref(), self.persistent.as_ref().map(|p| &p.dir)).await {
+                        self.mark_ready(&mut ready);
+                    }
+                }
+                () = stop.notified(), if self.persistent.is_some() && !stopping(&ending) => {
+                    ending.stopped_as_planned = true;
+                    tokio::spawn(stop_group(pgid, grace_period()));
+                }
+            }
+        }
+
+        let quiet = self.cancelled.load(Ordering::SeqCst) || stopping(&ending);
+        // The leader is gone; anything left in its group was started in the
+        // background and must not outlive the task.
+        if group_alive(pgid) {
+            if !quiet {
+                self.term.note(
+                    &self.id,
+                    &format!("stopping processes left running in the background: {}", describe_group(pgid)),
+                );
+            }
+            let stopper = tokio::spawn(stop_group(pgid, grace_period()));
+            while !eof {
+                match reader.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => eof = true,
+                    Ok(_) => {
+                        self.term.line(&self.id, &line);
+                        line.clear();
+                    }
+                }
+            }
+            let _ = stopper.await;
+        }
+        if let (Some(before), Some(after)) = (pid_before, last_pid()) {
+            let escapees = find_escapees(&self.mark, before, after);
+            if !escapees.is_empty() {
+                let names: Vec<String> = escapees.iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
+                if !quiet {
+                    self.term.note(
+                        &self.id,
+                        &format!("stopping processes that left the task's group: {}", names.join(", ")),
+                    );
+                }
+                let pids: Vec<i32> = escapees.iter().map(|p| p.pid).collect();
+                stop_pids(&pids, grace_period()).await;
+            }
+        }
+        while !eof {
+            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, reader.read_until(b'\n', &mut line)).await {
+                Ok(Ok(n)) if n > 0 => {
+                    self.term.line(&self.id, &line);
+                    line.clear();
+                }
+                Ok(_) => eof = true,
+                Err(_) => {
+                    self.term.note(
+                        &self.id,
+                        "a process outside the task's group still holds its output open; no longer reading it",
+                    );
+                    break;
+                }
+            }
+        }
+        if !line.is_empty() {
+            self.term.line(&self.id, &line);
+        }
+        self.groups.unregister(pgid);
+        self.status(exit.expect("the loop ends with an exit status"), &ending, ready, &tail)
+    }
+
+    fn status(
+        &self,
+        exit: std::io::Result<std::process::ExitStatus>,
+        ending: &Ending,
+        ready: bool,
+        tail: &VecDeque<String>,
+    ) -> TaskStatus {
+        use std::os::unix::process::ExitStatusExt;
+        if ending.timed_out {
+            return TaskStatus::TimedOut(self.timeout.unwrap_or_default());
+        }
+        if let Some(limit) = ending.not_ready {
+            return TaskStatus::Failed(format!("not ready within {}", crate::report::format_duration(limit)));
+        }
+        if ending.stopped_as_planned {
+            return TaskStatus::Succeeded;
+        }
+        if self.cancelled.load(Ordering::SeqCst) {
+            return TaskStatus::Cancelled;
+        }
+        let how = match &exit {
+            Ok(status) if status.success() => None,
+            Ok(status) => Some(match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exit code {code}"),
+                (None, Some(sig)) => format!("killed by signal {sig}"),
+                _ => "unknown exit status".to_string(),
+            }),
+            Err(e) => Some(format!("could not wait for it: {e}")),
+        };
+        if self.persistent.is_some() && !ready {
+            let tail: Vec<&str> = tail.iter().map(String::as_str).collect();
+            return TaskStatus::Failed(format!(
+                "exited before it was ready ({}); last output: {}",
+                how.as_deref().unwrap_or("exit code 0"),
+                if tail.is_empty() { "none".to_string() } else { tail.join(" | ") }
+            ));
+        }
+        match how {
+            None => TaskStatus::Succeeded,
+            Some(how) => TaskStatus::Failed(how),
+        }
+    }
+}
+
+/// Whether a `port` or `path` readiness rule holds now.
+async fn check_ready(rule: Option<&Ready>, dir: Option<&PathBuf>) -> bool {
+    match (rule, dir) {
+        (Some(Ready::Port(port)), _) => tokio::net::TcpStream::connect(("127.0.0.1", *port)).await.is_ok(),
+        (Some(Ready::Path(path)), Some(dir)) => dir.join(path).exists(),
+        _ => false,
+    }
+}
+
+/// `name (pid N)` for each live process of the group.
+fn describe_group(pgid: i32) -> String {
+    let found: Vec<String> = group_members(pgid).iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
+    if found.is_empty() { format!("process group {pgid}") } else { found.join(", ") }
+}

@@ -1,0 +1,38 @@
+//! The signals that stop a run: SIGINT, SIGTERM and SIGHUP, each mapped to
+//! the exit code it ends vx with.
+
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The signals that stop a run. SIGHUP is left alone when vx was started
+/// with it ignored (`nohup`), so vx keeps that promise to its caller.
+pub struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    pub fn install() -> Result<Signals> {
+        let make = |kind| signal(kind).map_err(|e| Error::io("install signal handlers", e));
+        let hup = if sighup_ignored() { None } else { Some(make(SignalKind::hangup())?) };
+        Ok(Signals { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, hup })
+    }
+
+    pub async fn recv(&mut self) -> ErrorKind {
+        tokio::select! {
+            _ = self.int.recv() => ErrorKind::Interrupted,
+            _ = self.term.recv() => ErrorKind::Terminated,
+            _ = async { match &mut self.hup { Some(h) => h.recv().await, None => std::future::pending().await } } => ErrorKind::HungUp,
+        }
+    }
+}
+
+fn sighup_ignored() -> bool {
+    // SAFETY: a null new action only reads the current disposition.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}

@@ -1,0 +1,16 @@
+//! Integration tests: each drives the real `vx` binary in a temporary
+//! workspace through [`common::TestEnv`].
+
+mod common;
+
+mod affected;
+mod cli_flags;
+mod config_errors;
+mod cycles;
+mod depends_on;
+mod failures;
+mod npm_workspaces;
+mod output;
+mod paths;
+mod plan_views;
+mod selection;

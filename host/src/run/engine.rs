@@ -155,10 +155,11 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
     Ok((summary, interrupted))
 }
 
-/// Starts the guard process; without one (it failed to start, or there is
-/// nothing to run) tasks still run, with a warning in the first case.
+/// Starts the guard process; without one (it failed to start, there is
+/// nothing to run, or `VX_GUARD=off` asks so for a benchmark) tasks still
+/// run, with a warning in the first case.
 fn start_guard(run_id: &str, nothing_to_run: bool) -> (Groups, Option<Arc<GuardLink>>) {
-    if nothing_to_run {
+    if nothing_to_run || std::env::var_os("VX_GUARD").is_some_and(|v| v == "off") {
         return (Groups::new(), None);
     }
     match GuardLink::start(run_id) {

@@ -154,3 +154,42 @@ fn duplicate_project_names_are_refused() {
     let line = out.error_line();
     assert!(line.contains("`same`") && line.contains("packages/one") && line.contains("packages/two"), "{out}");
 }
+
+#[test]
+fn workspace_table_outside_the_root_is_refused() {
+    let env = env_with_web("[workspace]\nprojects = [\"x/*\"]\n\n[project]\nname = \"web\"\n");
+    let out = env.vx(&["show"]);
+    out.assert_code(2);
+    let line = out.error_line();
+    assert!(line.contains("packages/web/vx.toml") && line.contains("[workspace]"), "{out}");
+}
+
+#[test]
+fn outputs_that_leave_the_project_are_refused() {
+    let env =
+        env_with_web("[project]\nname = \"web\"\n\n[tasks.build]\ncommand = \"true\"\noutputs = [\"../ui/dist/**\"]\n");
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    let line = out.error_line();
+    assert!(line.contains("packages/web/vx.toml:6:"), "{out}");
+    assert!(line.contains("../ui/dist/**"), "{out}");
+}
+
+#[test]
+fn a_bad_duration_is_located() {
+    let env = env_with_web("[project]\nname = \"web\"\n\n[tasks.build]\ncommand = \"true\"\ntimeout = \"10\"\n");
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    let line = out.error_line();
+    assert!(line.contains("packages/web/vx.toml:6:11:"), "{out}");
+    assert!(line.contains("10s") || line.contains("unit"), "says how to write it\n{out}");
+}
+
+#[test]
+fn a_task_without_a_command_is_refused() {
+    let env = env_with_web("[project]\nname = \"web\"\n\n[tasks.build]\ndepends-on = []\n");
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    let line = out.error_line();
+    assert!(line.contains("packages/web/vx.toml:4:") && line.contains("command"), "{out}");
+}

@@ -19,6 +19,8 @@ pub const LOG_VAR: &str = "VX_TEST_LOG";
 pub struct TestEnv {
     /// Kept so the directory lives as long as the test.
     _temp: tempfile::TempDir,
+    /// The temporary directory itself; git never looks above it.
+    base: PathBuf,
     root: PathBuf,
     home: PathBuf,
     log: PathBuf,
@@ -143,7 +145,7 @@ impl TestEnv {
         std::fs::create_dir_all(&root).expect("create the workspace directory");
         std::fs::create_dir_all(&home).expect("create the home directory");
         let log = base.join("log.txt");
-        TestEnv { _temp: temp, root, home, log }
+        TestEnv { _temp: temp, base, root, home, log }
     }
 
     /// The workspace root (absolute, canonical).
@@ -261,6 +263,7 @@ impl TestEnv {
             .env("LANG", "C")
             .env("LC_ALL", "C")
             .env(LOG_VAR, &self.log)
+            .env("GIT_CEILING_DIRECTORIES", &self.base)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_AUTHOR_NAME", "vx tests")
@@ -318,7 +321,7 @@ fn run(mut cmd: Command) -> Output {
 pub fn vx_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        if let Some(bin) = std::env::var_os("VX_BIN") {
+        if let Some(bin) = std::env::var_os("VX_BIN").filter(|b| !b.is_empty()) {
             return PathBuf::from(bin);
         }
         let exe = std::env::current_exe().expect("the test executable has a path");

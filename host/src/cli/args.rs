@@ -83,7 +83,7 @@ pub fn clap_error(err: clap::Error) -> Result<u8> {
     let rendered = err.render().to_string();
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
-    let tip = lines.find_map(|l| l.strip_prefix("tip: ")).map(str::to_string);
+    let tip = lines.find_map(|l| l.strip_prefix("tip: ")).map(|t| t.replace('\'', "`"));
     let hint = match tip {
         Some(tip) => format!("{tip}; see `vx --help`"),
         None => "see `vx --help` (or `vx COMMAND --help`)".to_string(),

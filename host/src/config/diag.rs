@@ -56,14 +56,21 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// The candidate nearest to `wrong`, when it is near enough to be a typo.
+/// The candidate nearest to `wrong`, when it is near enough to be a typo:
+/// within a third of its length in edits (a swap of two letters counts as
+/// one, so `wbe` finds `web`), or sharing most of its prefix (Jaro-Winkler,
+/// so `dependson` finds `depends-on`).
 pub fn nearest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let max_edits = (wrong.chars().count() / 3).max(1);
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(wrong, c), c))
-        .filter(|(score, _)| *score >= 0.75)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
+        .filter_map(|c| {
+            let edits = strsim::osa_distance(wrong, c);
+            let similarity = strsim::jaro_winkler(wrong, c);
+            (edits <= max_edits || similarity >= 0.85).then_some((edits, -similarity, c))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .map(|(_, _, c)| c)
 }
 
 /// `; did you mean `x`?` or nothing.
@@ -117,5 +124,8 @@ mod tests {
         assert_eq!(nearest("comand", keys), Some("command"));
         assert_eq!(nearest("dependson", keys), Some("depends-on"));
         assert_eq!(nearest("zzzzzz", keys), None);
+        assert_eq!(nearest("wbe", ["web", "ui"]), Some("web"));
+        assert_eq!(nearest("biuld", ["build", "test"]), Some("build"));
+        assert_eq!(nearest("x", ["build", "test"]), None);
     }
 }

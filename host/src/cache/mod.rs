@@ -1,6 +1,249 @@
-//! The content-hash cache: input hashing, keys, the local store, outputs
-//! archive and restore, log replay and history (DESIGN §4).
+//! The content-hash cache (DESIGN §4): input hashing with a stat index,
+//! keys, the local store of verified entries, outputs archives and log
+//! replay. It knows nothing of scheduling: the run loop asks for a task's
+//! key, looks it up, restores a hit, and stores a successful run.
 //!
-//! Not built yet: every task runs. The run loop calls into this module at
-//! two points, before a task starts (lookup) and after it ends (store), so
-//! the cache slots in without the scheduler knowing how it works.
+//! | file | owns |
+//! |------|------|
+//! | `hasher` | BLAKE3 of files, the stat index under `.vx/` |
+//! | `inputs` | which files are a task's inputs and outputs (globs, `.gitignore`) |
+//! | `key` | the key recipe and its manifest |
+//! | `entry` | the on-disk entry format and its verification |
+//! | `store` | the local store: atomic writes, verified reads, retention |
+//! | `archive` | outputs as tar + zstd, and their defensive restore |
+//! | `mode` | `--cache` access per tier |
+
+mod archive;
+mod entry;
+mod fsutil;
+mod hasher;
+mod inputs;
+mod key;
+mod mode;
+mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use archive::Restored;
+pub use entry::{Entry, EntryHeader};
+pub use hasher::FileHasher;
+pub use inputs::{GlobFilter, list_files};
+pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
+pub use mode::{Access, CacheMode};
+pub use store::{LocalStore, Lookup, StoreStats};
+
+use crate::config::{Task, Workspace};
+use crate::error::{Error, Result};
+
+/// The cache as one invocation uses it.
+#[derive(Debug)]
+pub struct Cache {
+    pub store: LocalStore,
+    pub hasher: Arc<FileHasher>,
+    pub mode: CacheMode,
+    /// `--force`: never read, still write.
+    pub force: bool,
+    env_secret: [u8; 32],
+    global: Vec<(String, blake3::Hash)>,
+    project_dirs: Vec<PathBuf>,
+    max_size: u64,
+    max_age: Duration,
+}
+
+/// Where vx keeps its state for a workspace.
+pub fn state_dir(ws: &Workspace) -> PathBuf {
+    ws.root.join(".vx")
+}
+
+impl Cache {
+    /// Opens the cache of `ws`; `dir` overrides `[cache] dir`.
+    pub fn open(ws: &Workspace, dir: Option<PathBuf>, mode: CacheMode, force: bool) -> Result<Cache> {
+        let state = state_dir(ws);
+        let hasher = Arc::new(FileHasher::load(state.join("stat-index")));
+        let env_secret = load_secret(&state.join("secret"))?;
+        let mut cache = Cache {
+            store: LocalStore::new(dir.unwrap_or_else(|| ws.cache.dir.clone())),
+            hasher,
+            mode,
+            force,
+            env_secret,
+            global: Vec::new(),
+            project_dirs: ws.projects.iter().map(|p| p.dir.clone()).collect(),
+            max_size: ws.cache.max_size,
+            max_age: ws.cache.max_age,
+        };
+        cache.global = cache.global_inputs(ws)?;
+        Ok(cache)
+    }
+
+    /// Whether keys are needed at all (any tier read or written).
+    pub fn enabled(&self) -> bool {
+        let m = self.mode;
+        m.local.read || m.local.write
+    }
+
+    pub fn reads(&self) -> bool {
+        self.mode.local.read && !self.force
+    }
+
+    pub fn writes(&self) -> bool {
+        self.mode.local.write
+    }
+
+    fn global_inputs(&self, ws: &Workspace) -> Result<Vec<(String, blake3::Hash)>> {
+        if ws.global_inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = GlobFilter::new(Some(&ws.global_inputs), &[])
+            .map_err(|m| Error::config(format!("[workspace] global-inputs: {m}")))?;
+        list_files(&ws.root, &filter, true, &[])
+            .into_iter()
+            .map(|f| {
+                let hash = self.hasher.hash(&f.abs).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
+                Ok((f.rel, hash))
+            })
+            .collect()
+    }
+
+    /// The input files of a task in `project_dir` (workspace-relative paths).
+    pub fn input_files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, String> {
+        let filter = GlobFilter::new(task.inputs.as_deref(), &task.outputs)?;
+        let nested: Vec<PathBuf> = self
+            .project_dirs
+            .iter()
+            .filter(|d| d.as_path() != project_dir && d.starts_with(project_dir))
+            .cloned()
+            .collect();
+        let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
+        Ok(list_files(project_dir, &filter, true, &nested)
+            .into_iter()
+            .map(|f| {
+                let rel = if prefix.as_os_str().is_empty() {
+                    f.rel
+                } else {
+                    format!("{}/{}", prefix.to_string_lossy(), f.rel)
+                };
+                (rel, f.abs)
+            })
+            .collect())
+    }
+
+    /// Computes a task's key from its inputs as they are on disk now.
+    pub fn task_key(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        id: &str,
+        task: &Task,
+        executor_config: &str,
+        deps: &[(String, CacheKey)],
+    ) -> Result<(CacheKey, KeyManifest), String> {
+        let mut files = Vec::new();
+        for (rel, abs) in self.input_files(root, project_dir, task)? {
+            let hash = self.hasher.hash(&abs).map_err(|e| format!("could not hash {rel}: {e}"))?;
+            files.push((rel, hash));
+        }
+        let env: Vec<(String, Option<String>)> =
+            task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
+        let mut deps = deps.to_vec();
+        deps.sort();
+        let inputs = KeyInputs {
+            task: id,
+            command: &task.command,
+            executor: &task.executor,
+            executor_config,
+            env: &env,
+            files: &files,
+            global: &self.global,
+            deps: &deps,
+        };
+        Ok(inputs.compute(&self.env_secret))
+    }
+
+    /// Looks a key up in the local store, unless reads are off (`--force`,
+    /// `--cache local:w`).
+    pub fn lookup(&self, key: &CacheKey) -> Lookup {
+        if self.reads() { self.store.get(key) } else { Lookup::Miss }
+    }
+
+    /// Restores a hit's outputs into the project.
+    pub fn restore(&self, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, String> {
+        if task.outputs.is_empty() && entry.header.outputs.is_empty() {
+            return Ok(Restored::AlreadyThere);
+        }
+        let outputs = GlobFilter::new(Some(&task.outputs), &[])?;
+        archive::unpack(project_dir, &outputs, &entry.archive, &entry.header.outputs, &self.hasher)
+    }
+
+    /// Stores a successful run: its outputs, log, exit code and duration.
+    pub fn save(
+        &self,
+        key: &CacheKey,
+        manifest: KeyManifest,
+        project_dir: &Path,
+        task: &Task,
+        log: &[u8],
+        duration: Duration,
+    ) -> Result<(), String> {
+        let (archive, outputs) = if task.outputs.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            let filter = GlobFilter::new(Some(&task.outputs), &[])?;
+            archive::pack(project_dir, &filter, &self.hasher)?
+        };
+        let header = EntryHeader {
+            key: key.clone(),
+            task: manifest.task.clone(),
+            exit_code: 0,
+            duration_ms: duration.as_millis() as u64,
+            created_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            log_len: 0,
+            archive_len: 0,
+            body_hash: String::new(),
+            outputs,
+            manifest,
+        };
+        let bytes = Entry::encode(header, log, &archive);
+        self.store.put(key, &bytes).map_err(|e| format!("could not write the cache entry: {e}"))
+    }
+
+    /// Saves the stat index and applies retention if the store is over
+    /// budget. Failures here only cost speed next time, so they warn.
+    pub fn finish(&self) {
+        if let Err(e) = self.hasher.save() {
+            eprintln!("vx: warning: could not save the stat index: {e}");
+        }
+        if self.mode.local.write && self.store.stats().bytes > self.max_size {
+            self.store.gc(self.max_size, self.max_age);
+        }
+    }
+
+    pub fn retention(&self) -> (u64, Duration) {
+        (self.max_size, self.max_age)
+    }
+}
+
+/// A random per-workspace secret for env digests in manifests (0600).
+fn load_secret(path: &Path) -> Result<[u8; 32]> {
+    if let Ok(bytes) = std::fs::read(path)
+        && let Ok(secret) = <[u8; 32]>::try_from(bytes.as_slice())
+    {
+        return Ok(secret);
+    }
+    let mut seed = blake3::Hasher::new();
+    seed.update(&std::process::id().to_le_bytes());
+    seed.update(format!("{:?}", std::time::SystemTime::now()).as_bytes());
+    seed.update(&std::fs::read("/proc/sys/kernel/random/uuid").unwrap_or_default());
+    let secret = *seed.finalize().as_bytes();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(format_args!("create {}", parent.display()), e))?;
+    }
+    fsutil::write_atomic(path, &secret).map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    Ok(secret)
+}

@@ -33,7 +33,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Commands {
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     Show(show::ShowArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
@@ -64,7 +64,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(e.to_string()))?;
     let cwd = working_dir(cli.dir)?;
     match cli.command {
-        Commands::Run(a) => run::cmd_run(a, &cwd),
+        Commands::Run(a) => run::cmd_run(*a, &cwd),
         Commands::Show(a) => show::cmd_show(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }

@@ -2,10 +2,12 @@
 //! or execute it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 
 use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs, parse_tag};
+use crate::cache::{Cache, CacheMode};
 use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Filter, to_dot};
@@ -58,6 +60,14 @@ pub struct RunArgs {
     /// Ignore cached results (results are still written).
     #[arg(long)]
     pub force: bool,
+
+    /// Cache access per tier: `local:rw,remote:r`, `local:r`, or `off`.
+    #[arg(long, value_name = "SPEC")]
+    pub cache: Option<String>,
+
+    /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
+    #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
 
     /// Stop any task running longer than DUR (`90s`, `10m`), unless it sets its own `timeout`.
     #[arg(long, value_name = "DUR")]
@@ -115,6 +125,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
         }
     };
     let filters = args.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
+    let cache_mode = args.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
 
     let ws = load_workspace(cwd)?;
     let selection = Selection {
@@ -125,6 +136,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
         cwd: cwd.to_path_buf(),
     };
     let graph = plan(&ws, &selection)?;
+    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), cache_mode, args.force)?;
 
     if let Some(path) = &args.graph {
         let dot = to_dot(&graph);
@@ -142,11 +154,13 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
     }
 
     let opts = RunOptions { concurrency, continue_mode, output_logs, log_order, timeout, color: color_enabled() };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(cores * 2)
         .build()
         .map_err(|e| Error::io("start the async runtime", e))?;
-    let (summary, interrupted) = runtime.block_on(execute(&ws, &graph, &opts))?;
+    let (summary, interrupted) = runtime.block_on(execute(&ws, &graph, &opts, Some(Arc::new(cache))))?;
     if let Some(kind) = interrupted {
         return Ok(kind.exit_code());
     }

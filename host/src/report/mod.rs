@@ -7,5 +7,5 @@ mod summary;
 mod terminal;
 
 pub use style::{Style, color_enabled};
-pub use summary::{RunSummary, TaskResult, TaskStatus, format_duration};
+pub use summary::{CacheOutcome, RunSummary, TaskResult, TaskStatus, format_duration};
 pub use terminal::{LogOrder, OutputLogs, Terminal};

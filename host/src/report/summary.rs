@@ -18,11 +18,41 @@ pub enum TaskStatus {
     Skipped(String),
 }
 
+/// Where a task's result came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheOutcome {
+    /// Not cacheable, or the cache is off.
+    #[default]
+    Uncached,
+    /// Looked up, not found (or not read): the task ran.
+    Miss,
+    /// Restored from the local store.
+    Local,
+    /// Restored from a remote tier.
+    Remote,
+}
+
+impl CacheOutcome {
+    pub fn is_hit(self) -> bool {
+        matches!(self, CacheOutcome::Local | CacheOutcome::Remote)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TaskResult {
     pub id: String,
     pub status: TaskStatus,
     pub duration: Duration,
+    pub cache: CacheOutcome,
+    /// The cache key, when one was computed.
+    pub key: Option<String>,
+}
+
+impl TaskResult {
+    /// A result for a task that never ran.
+    pub fn not_run(id: String, status: TaskStatus) -> TaskResult {
+        TaskResult { id, status, duration: Duration::ZERO, cache: CacheOutcome::Uncached, key: None }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -53,6 +83,10 @@ impl RunSummary {
         self.results.len() - self.skipped()
     }
 
+    pub fn cached(&self) -> usize {
+        self.results.iter().filter(|r| r.cache.is_hit()).count()
+    }
+
     /// The summary block, ending with a newline.
     pub fn render(&self, style: Style) -> String {
         let mut out = String::new();
@@ -71,11 +105,12 @@ impl RunSummary {
         }
         let failed = self.failed();
         let counts = format!(
-            "{} run, {} succeeded, {} failed, {} skipped",
+            "{} run, {} succeeded, {} failed, {} skipped, {} cached",
             self.ran(),
             self.succeeded(),
             failed,
-            self.skipped()
+            self.skipped(),
+            self.cached()
         );
         let counts = if failed > 0 { style.red(&counts) } else { style.green(&counts) };
         out.push_str(&format!("{} {counts} in {}\n", style.bold("Tasks:"), format_duration(self.wall)));

@@ -31,6 +31,11 @@ pub enum LogOrder {
     Grouped,
 }
 
+/// Keys are shown shortened, as git shows commits.
+fn short(key: &str) -> &str {
+    &key[..key.len().min(16)]
+}
+
 /// The terminal sink shared by every running task.
 #[derive(Debug)]
 pub struct Terminal {
@@ -72,11 +77,36 @@ impl Terminal {
         let _ = out.write_all(bytes).and_then(|()| out.flush());
     }
 
-    /// A task started running.
-    pub fn started(&self, id: &str) {
+    /// A task started running (a cache miss when it has a key).
+    pub fn started(&self, id: &str, key: Option<&str>) {
         if self.logs == OutputLogs::HashOnly {
-            self.write(&self.prefixed(id, self.style.dim("running").as_bytes()));
+            let text = match key {
+                Some(k) => format!("cache miss, executing {}", short(k)),
+                None => "executing".to_string(),
+            };
+            self.write(&self.prefixed(id, self.style.dim(&text).as_bytes()));
         }
+    }
+
+    /// A task's result came from the cache: say so and replay its log as
+    /// `--output-logs` asks.
+    pub fn cached(&self, id: &str, key: &str, log: &[u8]) {
+        let (note, replay) = match self.logs {
+            OutputLogs::Full => (Some("cache hit, replaying logs"), true),
+            OutputLogs::NewOnly => (Some("cache hit, suppressing logs"), false),
+            OutputLogs::HashOnly => (Some("cache hit"), false),
+            OutputLogs::ErrorsOnly | OutputLogs::None => (None, false),
+        };
+        if let Some(note) = note {
+            let text = format!("{note} {}", short(key));
+            self.write(&self.prefixed(id, self.style.dim(&text).as_bytes()));
+        }
+        if replay {
+            for line in log.split_inclusive(|&b| b == b'\n') {
+                self.line(id, line);
+            }
+        }
+        self.finished(id, true);
     }
 
     /// One line of a task's output (with or without its newline).

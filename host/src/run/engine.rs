@@ -7,18 +7,19 @@
 //! stopped by the kill ladder before the task's result is recorded.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use nix::sys::signal::Signal;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinSet;
 
-use super::job::{Job, Persistence};
+use super::job::{CacheJob, Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
 use super::signals::Signals;
+use crate::cache::{Cache, CacheKey};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
@@ -27,7 +28,12 @@ use crate::report::{RunSummary, Style, TaskResult, TaskStatus, Terminal};
 
 /// Runs the graph. Returns the summary and, when vx was interrupted, the
 /// kind of interruption (which decides the exit code).
-pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Result<(RunSummary, Option<ErrorKind>)> {
+pub async fn execute(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    opts: &RunOptions,
+    cache: Option<Arc<Cache>>,
+) -> Result<(RunSummary, Option<ErrorKind>)> {
     let started = Instant::now();
     let style = Style { enabled: opts.color };
     let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order));
@@ -49,6 +55,7 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<usize>();
     // Persistent tasks pulled in only as dependencies, with their stop signal.
     let mut stoppable: HashMap<usize, Arc<Notify>> = HashMap::new();
+    let keys: Arc<Mutex<Vec<Option<CacheKey>>>> = Arc::new(Mutex::new(vec![None; graph.len()]));
 
     loop {
         while in_slot.len() < opts.concurrency.max(1) {
@@ -62,7 +69,7 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
                     format!("executor `{}` is a plugin, and executor plugins are not supported yet", task.executor);
                 term.note(&id, &why);
                 walker.finish(node, false);
-                results[node] = Some(TaskResult { id, status: TaskStatus::Failed(why), duration: Duration::ZERO });
+                results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));
                 continue;
             }
             let mut command = task_command(ws, project, task);
@@ -80,6 +87,15 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
                     stop,
                 }
             });
+            let cache_job = cache.as_ref().filter(|c| c.enabled()).map(|c| CacheJob {
+                cache: c.clone(),
+                root: ws.root.clone(),
+                project_dir: project.dir.clone(),
+                task: task.clone(),
+                executor_config: String::new(),
+                deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
+                keys: keys.clone(),
+            });
             let job = Job {
                 node,
                 id,
@@ -87,6 +103,7 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
                 mark: TaskMark { run_id: run_id.clone(), project: project.name.clone(), task: task.name.clone() },
                 timeout: task.timeout.or(opts.timeout),
                 persistent,
+                cache: cache_job,
                 groups: groups.clone(),
                 term: term.clone(),
                 cancelled: cancelled.clone(),
@@ -143,10 +160,14 @@ pub async fn execute(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Re
             SkipReason::Interrupted => "vx was interrupted".to_string(),
         };
         let id = graph.nodes[node].id.to_string();
-        results[node] = Some(TaskResult { id, status: TaskStatus::Skipped(why), duration: Duration::ZERO });
+        results[node] = Some(TaskResult::not_run(id, TaskStatus::Skipped(why)));
     }
     if let Some(guard) = guard {
         guard.close();
+    }
+    if let Some(cache) = &cache {
+        let cache = cache.clone();
+        let _ = tokio::task::spawn_blocking(move || cache.finish()).await;
     }
     let order = graph.topological_order();
     let summary =

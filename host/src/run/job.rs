@@ -9,19 +9,20 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 
-use crate::config::Ready;
+use crate::cache::{Cache, CacheKey, KeyManifest, Lookup};
+use crate::config::{Ready, Task};
 use crate::guard::{
     Groups, TaskCommand, TaskMark, find_escapees, grace_period, group_alive, group_members, last_pid, spawn_task,
     stop_group, stop_pids,
 };
-use crate::report::{TaskResult, TaskStatus, Terminal};
+use crate::report::{CacheOutcome, TaskResult, TaskStatus, Terminal};
 
 /// How long output may stay open after a task's group is gone (a process
 /// that left the group with `setsid` can hold the pipe).
@@ -44,6 +45,21 @@ pub struct Persistence {
     pub stop: Arc<Notify>,
 }
 
+/// The cache's part in one task: enough to compute its key, look it up and
+/// store its result.
+#[derive(Debug)]
+pub struct CacheJob {
+    pub cache: Arc<Cache>,
+    pub root: PathBuf,
+    pub project_dir: PathBuf,
+    pub task: Task,
+    pub executor_config: String,
+    /// Node index and id of each task this one depends on.
+    pub deps: Vec<(usize, String)>,
+    /// Every node's key, filled in as tasks compute theirs.
+    pub keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
+}
+
 /// One task to run, with everything it needs owned.
 #[derive(Debug)]
 pub struct Job {
@@ -53,6 +69,7 @@ pub struct Job {
     pub mark: TaskMark,
     pub timeout: Option<Duration>,
     pub persistent: Option<Persistence>,
+    pub cache: Option<CacheJob>,
     pub groups: Groups,
     pub term: Arc<Terminal>,
     pub cancelled: Arc<AtomicBool>,
@@ -69,9 +86,105 @@ struct Ending {
 impl Job {
     pub async fn run(self) -> (usize, TaskResult) {
         let start = Instant::now();
-        let status = self.run_process().await;
+        let keyed = match &self.cache {
+            Some(c) => self.compute_key(c).await,
+            None => None,
+        };
+        let cacheable = self.cache.as_ref().is_some_and(|c| c.task.cache) && keyed.is_some();
+        let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
+        if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
+            && c.cache.reads()
+            && self.try_hit(c, key).await
+        {
+            let result = TaskResult {
+                id: self.id,
+                status: TaskStatus::Succeeded,
+                duration: start.elapsed(),
+                cache: CacheOutcome::Local,
+                key: key_text,
+            };
+            return (self.node, result);
+        }
+        let (status, log) = self.run_process(key_text.as_deref(), cacheable).await;
+        let duration = start.elapsed();
+        if let (true, TaskStatus::Succeeded, Some(c), Some((key, manifest))) = (cacheable, &status, &self.cache, keyed)
+            && c.cache.writes()
+        {
+            let (cache, dir, task) = (c.cache.clone(), c.project_dir.clone(), c.task.clone());
+            let saved =
+                tokio::task::spawn_blocking(move || cache.save(&key, manifest, &dir, &task, &log, duration)).await;
+            if let Ok(Err(why)) = saved {
+                self.term.note(&self.id, &format!("not cached: {why}"));
+            }
+        }
         self.term.finished(&self.id, status == TaskStatus::Succeeded);
-        (self.node, TaskResult { id: self.id, status, duration: start.elapsed() })
+        let outcome = if cacheable { CacheOutcome::Miss } else { CacheOutcome::Uncached };
+        (self.node, TaskResult { id: self.id, status, duration, cache: outcome, key: key_text })
+    }
+
+    /// Computes the key once the dependencies' keys are known; records it
+    /// for the dependents. `None` when it cannot be had (a dependency has
+    /// none, or an input could not be read), with a warning in the latter.
+    async fn compute_key(&self, c: &CacheJob) -> Option<(CacheKey, KeyManifest)> {
+        let deps: Option<Vec<(String, CacheKey)>> = {
+            let keys = c.keys.lock().expect("keys lock poisoned");
+            c.deps.iter().map(|(n, id)| keys[*n].clone().map(|k| (id.clone(), k))).collect()
+        };
+        let deps = deps?;
+        let (cache, root, dir, task, config, id) = (
+            c.cache.clone(),
+            c.root.clone(),
+            c.project_dir.clone(),
+            c.task.clone(),
+            c.executor_config.clone(),
+            self.id.clone(),
+        );
+        let computed =
+            tokio::task::spawn_blocking(move || cache.task_key(&root, &dir, &id, &task, &config, &deps)).await;
+        match computed {
+            Ok(Ok((key, manifest))) => {
+                c.keys.lock().expect("keys lock poisoned")[self.node] = Some(key.clone());
+                Some((key, manifest))
+            }
+            Ok(Err(why)) => {
+                self.term.note(&self.id, &format!("not cached: {why}"));
+                None
+            }
+            Err(e) => {
+                self.term.note(&self.id, &format!("not cached: key computation failed: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Looks the key up and restores a hit. A corrupt entry or a refused
+    /// restore is a warning and a miss, never a failure.
+    async fn try_hit(&self, c: &CacheJob, key: &CacheKey) -> bool {
+        let (cache, dir, task, key_owned) = (c.cache.clone(), c.project_dir.clone(), c.task.clone(), key.clone());
+        let found = tokio::task::spawn_blocking(move || match cache.lookup(&key_owned) {
+            Lookup::Hit(entry) => match cache.restore(&dir, &task, &entry) {
+                Ok(_) => Ok(Some(entry)),
+                Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
+            },
+            Lookup::Miss => Ok(None),
+            Lookup::Corrupt(why) => Err(format!("its cache entry was corrupt ({why}) and is removed; running it")),
+        })
+        .await;
+        match found {
+            Ok(Ok(Some(entry))) => {
+                self.term.cached(&self.id, &key.0, &entry.log);
+                true
+            }
+            Ok(Ok(None)) => false,
+            Ok(Err(why)) => {
+                self.term.note(&self.id, &format!("warning: {why}"));
+                false
+            }
+            Err(e) => {
+                self.term.note(&self.id, &format!("warning: cache lookup failed ({e}); running it"));
+                false
+            }
+        }
     }
 
     fn mark_ready(&self, ready: &mut bool) {
@@ -83,15 +196,18 @@ impl Job {
         }
     }
 
-    async fn run_process(&self) -> TaskStatus {
-        self.term.started(&self.id);
+    /// Runs the process; returns its status and, when `keep_log`, its
+    /// output as written (for the cache).
+    async fn run_process(&self, key: Option<&str>, keep_log: bool) -> (TaskStatus, Vec<u8>) {
+        self.term.started(&self.id, key);
+        let mut log = Vec::new();
         let pid_before = last_pid();
         let mut proc = match spawn_task(&self.command, &self.groups) {
             Ok(p) => p,
             Err(e) => {
                 let program = self.command.program.to_string_lossy();
                 self.term.note(&self.id, &format!("could not start `{program}`: {e}"));
-                return TaskStatus::Failed(format!("could not start `{program}`: {e}"));
+                return (TaskStatus::Failed(format!("could not start `{program}`: {e}")), log);
             }
         };
         let pgid = proc.pgid;
@@ -122,7 +238,7 @@ impl Job {
                 read = reader.read_until(b'\n', &mut line), if !eof => match read {
                     Ok(0) | Err(_) => eof = true,
                     Ok(_) => {
-                        self.term.line(&self.id, &line);
+                        self.emit(&mut log, keep_log, &line);
                         if !ready {
                             let text = String::from_utf8_lossy(&line);
                             if let Some(Ready::Log(re)) = &rule && re.is_match(&text) {
@@ -175,7 +291,7 @@ impl Job {
                 match reader.read_until(b'\n', &mut line).await {
                     Ok(0) | Err(_) => eof = true,
                     Ok(_) => {
-                        self.term.line(&self.id, &line);
+                        self.emit(&mut log, keep_log, &line);
                         line.clear();
                     }
                 }
@@ -199,7 +315,7 @@ impl Job {
         while !eof {
             match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, reader.read_until(b'\n', &mut line)).await {
                 Ok(Ok(n)) if n > 0 => {
-                    self.term.line(&self.id, &line);
+                    self.emit(&mut log, keep_log, &line);
                     line.clear();
                 }
                 Ok(_) => eof = true,
@@ -213,10 +329,17 @@ impl Job {
             }
         }
         if !line.is_empty() {
-            self.term.line(&self.id, &line);
+            self.emit(&mut log, keep_log, &line);
         }
         self.groups.unregister(pgid);
-        self.status(exit.expect("the loop ends with an exit status"), &ending, ready, &tail)
+        (self.status(exit.expect("the loop ends with an exit status"), &ending, ready, &tail), log)
+    }
+
+    fn emit(&self, log: &mut Vec<u8>, keep: bool, line: &[u8]) {
+        self.term.line(&self.id, line);
+        if keep {
+            log.extend_from_slice(line);
+        }
     }
 
     fn status(

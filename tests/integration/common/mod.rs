@@ -6,6 +6,8 @@
 //! Modelled on jj's `cli/tests/common/test_environment.rs`. Each test owns
 //! its own `TestEnv`, so tests run in parallel without sharing anything.
 
+pub mod process;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -94,13 +96,14 @@ impl std::fmt::Display for Output {
     }
 }
 
-/// `Tasks: N run, N succeeded, N failed, N skipped in DURATION`.
+/// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     pub run: usize,
     pub succeeded: usize,
     pub failed: usize,
     pub skipped: usize,
+    pub cached: usize,
 }
 
 impl Summary {
@@ -115,7 +118,11 @@ impl Summary {
             return None;
         }
         let mut numbers = Vec::new();
-        for (part, word) in counts.split(", ").zip(["run", "succeeded", "failed", "skipped"]) {
+        let words = ["run", "succeeded", "failed", "skipped", "cached"];
+        if counts.split(", ").count() != words.len() {
+            return None;
+        }
+        for (part, word) in counts.split(", ").zip(words) {
             let (n, w) = part.split_once(' ')?;
             if w != word {
                 return None;
@@ -123,7 +130,7 @@ impl Summary {
             numbers.push(n.parse().ok()?);
         }
         match numbers[..] {
-            [run, succeeded, failed, skipped] => Some(Summary { run, succeeded, failed, skipped }),
+            [run, succeeded, failed, skipped, cached] => Some(Summary { run, succeeded, failed, skipped, cached }),
             _ => None,
         }
     }

@@ -1,0 +1,144 @@
+//! The on-disk form of one cache entry: a single file, so that one rename
+//! publishes it whole.
+//!
+//! ```text
+//! "VXCE1\n" | header length (u64 LE) | header (JSON) | log | outputs archive (tar+zstd)
+//! ```
+//!
+//! The header carries the lengths and the BLAKE3 of the body; a read that
+//! finds any mismatch (truncation, a flipped bit, a foreign file) reports
+//! the entry corrupt instead of returning it.
+
+use serde::{Deserialize, Serialize};
+
+use super::key::{CacheKey, KeyManifest};
+
+const MAGIC: &[u8] = b"VXCE1\n";
+/// Headers beyond this are not ours (protects against huge allocations).
+const MAX_HEADER: u64 = 64 << 20;
+
+/// One output file as archived: path relative to the project, its hash and mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    pub path: String,
+    pub hash: String,
+    pub mode: u32,
+    /// The link target for a symbolic link.
+    pub link: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryHeader {
+    pub key: CacheKey,
+    pub task: String,
+    pub exit_code: i32,
+    pub duration_ms: u64,
+    pub created_unix_ms: u64,
+    pub log_len: u64,
+    pub archive_len: u64,
+    pub body_hash: String,
+    pub outputs: Vec<OutputFile>,
+    pub manifest: KeyManifest,
+}
+
+/// A verified entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub header: EntryHeader,
+    pub log: Vec<u8>,
+    pub archive: Vec<u8>,
+}
+
+impl Entry {
+    /// Fills in the lengths and body hash and serialises the entry.
+    pub fn encode(mut header: EntryHeader, log: &[u8], archive: &[u8]) -> Vec<u8> {
+        let mut body = blake3::Hasher::new();
+        body.update(log);
+        body.update(archive);
+        header.log_len = log.len() as u64;
+        header.archive_len = archive.len() as u64;
+        header.body_hash = body.finalize().to_hex().to_string();
+        let json = serde_json::to_vec(&header).expect("entry header serializes");
+        let mut out = Vec::with_capacity(MAGIC.len() + 8 + json.len() + log.len() + archive.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        out.extend_from_slice(&json);
+        out.extend_from_slice(log);
+        out.extend_from_slice(archive);
+        out
+    }
+
+    /// Parses and verifies an entry read for `key`.
+    pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Entry, String> {
+        let rest = bytes.strip_prefix(MAGIC).ok_or("not a vx cache entry")?;
+        let (len, rest) = rest.split_at_checked(8).ok_or("truncated header")?;
+        let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
+        if len > MAX_HEADER {
+            return Err("header too large".into());
+        }
+        let (json, body) = rest.split_at_checked(len as usize).ok_or("truncated header")?;
+        let header: EntryHeader = serde_json::from_slice(json).map_err(|e| format!("unreadable header: {e}"))?;
+        if &header.key != key {
+            return Err(format!("holds key {} instead", header.key));
+        }
+        if body.len() as u64 != header.log_len.saturating_add(header.archive_len) {
+            return Err(format!(
+                "body is {} bytes, expected {}",
+                body.len(),
+                header.log_len.saturating_add(header.archive_len)
+            ));
+        }
+        if blake3::hash(body).to_hex().as_str() != header.body_hash {
+            return Err("content hash mismatch".into());
+        }
+        let (log, archive) = body.split_at(header.log_len as usize);
+        Ok(Entry { log: log.to_vec(), archive: archive.to_vec(), header })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(key: &CacheKey) -> EntryHeader {
+        EntryHeader {
+            key: key.clone(),
+            task: "a#build".into(),
+            exit_code: 0,
+            duration_ms: 5,
+            created_unix_ms: 1,
+            log_len: 0,
+            archive_len: 0,
+            body_hash: String::new(),
+            outputs: Vec::new(),
+            manifest: KeyManifest {
+                schema: 1,
+                task: "a#build".into(),
+                command: "x".into(),
+                executor: "local".into(),
+                executor_config: String::new(),
+                env: Vec::new(),
+                files: Vec::new(),
+                global: Vec::new(),
+                deps: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn round_trips_and_refuses_damage() {
+        let key = CacheKey("a".repeat(64));
+        let bytes = Entry::encode(header(&key), b"log line\n", b"archive");
+        let entry = Entry::decode(&bytes, &key).unwrap();
+        assert_eq!(entry.log, b"log line\n");
+        assert_eq!(entry.archive, b"archive");
+        assert!(Entry::decode(&bytes[..bytes.len() - 1], &key).unwrap_err().contains("body"));
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert!(Entry::decode(&flipped, &key).unwrap_err().contains("hash"));
+        assert!(Entry::decode(&bytes, &CacheKey("b".repeat(64))).is_err());
+        assert!(Entry::decode(b"garbage", &key).is_err());
+        assert!(Entry::decode(&bytes[..10], &key).is_err());
+    }
+}

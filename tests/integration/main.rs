@@ -9,6 +9,7 @@ mod config_errors;
 mod cycles;
 mod depends_on;
 mod failures;
+mod guard;
 mod npm_workspaces;
 mod output;
 mod paths;

@@ -12,7 +12,7 @@ use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Filter, to_dot};
 use crate::report::color_enabled;
-use crate::run::{RunOptions, Selection, execute, plan, render_dry_json, render_dry_text};
+use crate::run::{DryPlan, RunOptions, Selection, execute, plan, plan_keys};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -148,7 +148,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
         return Ok(0);
     }
     if let Some(json) = dry {
-        let text = if json { render_dry_json(&ws, &graph) } else { render_dry_text(&ws, &graph) };
+        let keys = plan_keys(&ws, &graph, &cache);
+        let dry = DryPlan { ws: &ws, graph: &graph, cache: &cache, keys: &keys };
+        let text = if json { dry.to_json() } else { dry.to_text() };
         print!("{text}");
         return Ok(0);
     }

@@ -1,8 +1,13 @@
 //! `--dry`: the plan without running it, as text for people and JSON for
-//! tools. Tasks come in dependency order.
+//! tools. Tasks come in dependency order, each with its cache key and
+//! whether it would be a hit. Keys here are computed from the files as they
+//! are now; a task whose inputs are written by its dependencies can get a
+//! different key in the real run.
 
 use serde_json::json;
 
+use super::keys::{PlannedKey, planned_status};
+use crate::cache::Cache;
 use crate::config::{Command, Workspace};
 use crate::graph::TaskGraph;
 
@@ -13,55 +18,98 @@ fn command_json(cmd: &Command) -> serde_json::Value {
     }
 }
 
-pub fn render_dry_json(ws: &Workspace, graph: &TaskGraph) -> String {
-    let tasks: Vec<serde_json::Value> = graph
-        .topological_order()
-        .into_iter()
-        .map(|n| {
+/// The plan and, when the cache is on, each task's key.
+#[derive(Debug)]
+pub struct DryPlan<'a> {
+    pub ws: &'a Workspace,
+    pub graph: &'a TaskGraph,
+    pub cache: &'a Cache,
+    pub keys: &'a [PlannedKey],
+}
+
+impl DryPlan<'_> {
+    fn key_fields(&self, n: usize, cacheable: bool) -> (Option<String>, &'static str, serde_json::Value) {
+        let key = &self.keys[n];
+        let status = planned_status(self.cache, cacheable, key);
+        match key {
+            Ok((key, manifest)) => (
+                Some(key.0.clone()),
+                status,
+                json!({
+                    "schema": manifest.schema,
+                    "files": manifest.files.len(),
+                    "global_inputs": manifest.global.len(),
+                    "env": manifest.env.iter().map(|e| &e.name).collect::<Vec<_>>(),
+                    "dependencies": manifest.deps.iter().map(|(id, key)| json!({"id": id, "key": key})).collect::<Vec<_>>(),
+                }),
+            ),
+            Err(why) => (None, status, json!({ "error": why })),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        let (ws, graph) = (self.ws, self.graph);
+        let tasks: Vec<serde_json::Value> = graph
+            .topological_order()
+            .into_iter()
+            .map(|n| {
+                let node = &graph.nodes[n];
+                let project = &ws.projects[node.project];
+                let task = &project.tasks[&node.id.task];
+                let (key, status, components) = self.key_fields(n, task.cache);
+                json!({
+                    "id": node.id.to_string(),
+                    "project": project.name,
+                    "task": task.name,
+                    "dir": project.rel_dir,
+                    "command": command_json(&task.command),
+                    "dependencies": graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect::<Vec<_>>(),
+                    "inputs": task.inputs,
+                    "outputs": task.outputs,
+                    "env": task.env,
+                    "cache": task.cache,
+                    "persistent": task.persistent,
+                    "executor": task.executor,
+                    "timeout_ms": task.timeout.map(|t| t.as_millis() as u64),
+                    "key": key,
+                    "cache_status": status,
+                    "key_components": components,
+                })
+            })
+            .collect();
+        let doc = json!({ "root": ws.root, "tasks": tasks });
+        let mut text = serde_json::to_string_pretty(&doc).expect("plan serializes");
+        text.push('\n');
+        text
+    }
+
+    pub fn to_text(&self) -> String {
+        let (ws, graph) = (self.ws, self.graph);
+        let mut out = String::new();
+        for n in graph.topological_order() {
             let node = &graph.nodes[n];
             let project = &ws.projects[node.project];
             let task = &project.tasks[&node.id.task];
-            json!({
-                "id": node.id.to_string(),
-                "project": project.name,
-                "task": task.name,
-                "dir": project.rel_dir,
-                "command": command_json(&task.command),
-                "dependencies": graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect::<Vec<_>>(),
-                "inputs": task.inputs,
-                "outputs": task.outputs,
-                "env": task.env,
-                "cache": task.cache,
-                "persistent": task.persistent,
-                "executor": task.executor,
-                "timeout_ms": task.timeout.map(|t| t.as_millis() as u64),
-            })
-        })
-        .collect();
-    let doc = json!({ "root": ws.root, "tasks": tasks });
-    let mut text = serde_json::to_string_pretty(&doc).expect("plan serializes");
-    text.push('\n');
-    text
-}
-
-pub fn render_dry_text(ws: &Workspace, graph: &TaskGraph) -> String {
-    let mut out = String::new();
-    for n in graph.topological_order() {
-        let node = &graph.nodes[n];
-        let project = &ws.projects[node.project];
-        let task = &project.tasks[&node.id.task];
-        out.push_str(&format!("{}\n", node.id));
-        out.push_str(&format!("  dir:        {}\n", project.rel_dir));
-        out.push_str(&format!("  command:    {}\n", task.command));
-        let deps: Vec<String> = graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect();
-        out.push_str(&format!("  depends on: {}\n", if deps.is_empty() { "-".to_string() } else { deps.join(", ") }));
-        let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
-        out.push_str(&format!("  inputs:     {inputs}\n"));
-        if !task.outputs.is_empty() {
-            out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
+            let (key, status, _) = self.key_fields(n, task.cache);
+            out.push_str(&format!("{}\n", node.id));
+            out.push_str(&format!("  dir:        {}\n", project.rel_dir));
+            out.push_str(&format!("  command:    {}\n", task.command));
+            let deps: Vec<String> = graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect();
+            out.push_str(&format!(
+                "  depends on: {}\n",
+                if deps.is_empty() { "-".to_string() } else { deps.join(", ") }
+            ));
+            let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
+            out.push_str(&format!("  inputs:     {inputs}\n"));
+            if !task.outputs.is_empty() {
+                out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
+            }
+            if let Some(key) = key {
+                out.push_str(&format!("  key:        {key}\n"));
+            }
+            out.push_str(&format!("  cache:      {status}\n"));
         }
-        out.push_str(&format!("  cache:      {}\n", if task.cache { "yes" } else { "no" }));
+        out.push_str(&format!("{} task(s) planned\n", graph.len()));
+        out
     }
-    out.push_str(&format!("{} task(s) planned\n", graph.len()));
-    out
 }

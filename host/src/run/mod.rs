@@ -5,12 +5,14 @@
 mod dry;
 mod engine;
 mod job;
+mod keys;
 mod local;
 mod options;
 mod plan;
 mod signals;
 
-pub use dry::{render_dry_json, render_dry_text};
+pub use dry::DryPlan;
 pub use engine::execute;
+pub use keys::{PlannedKey, plan_keys};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};

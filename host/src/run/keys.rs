@@ -1,0 +1,68 @@
+//! Keys for a whole plan at once, for `--dry` (a run computes each key just
+//! before its task starts, after its dependencies have written their
+//! outputs). Tasks are keyed level by level in dependency order, each level
+//! on a few threads.
+
+use crate::cache::{Cache, CacheKey, KeyManifest};
+use crate::config::Workspace;
+use crate::graph::TaskGraph;
+
+/// A task's planned key, or why it has none.
+pub type PlannedKey = Result<(CacheKey, KeyManifest), String>;
+
+/// Keys every node of `graph`, in node order.
+pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<PlannedKey> {
+    let mut depth = vec![0usize; graph.len()];
+    for n in graph.topological_order() {
+        depth[n] = graph.deps[n].iter().map(|&d| depth[d] + 1).max().unwrap_or(0);
+    }
+    let levels = depth.iter().copied().max().map_or(0, |d| d + 1);
+    let mut keys: Vec<Option<PlannedKey>> = (0..graph.len()).map(|_| None).collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    for level in 0..levels {
+        let nodes: Vec<usize> = (0..graph.len()).filter(|&n| depth[n] == level).collect();
+        let chunk = nodes.len().div_ceil(threads).max(1);
+        let done: Vec<(usize, PlannedKey)> = std::thread::scope(|scope| {
+            let keys = &keys;
+            let handles: Vec<_> = nodes
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter().map(|&n| (n, key_one(ws, graph, cache, keys, n))).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().expect("key thread panicked")).collect()
+        });
+        for (n, k) in done {
+            keys[n] = Some(k);
+        }
+    }
+    keys.into_iter().map(|k| k.expect("every level is keyed")).collect()
+}
+
+fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<PlannedKey>], n: usize) -> PlannedKey {
+    let mut deps = Vec::new();
+    for &d in &graph.deps[n] {
+        match &keys[d] {
+            Some(Ok((key, _))) => deps.push((graph.nodes[d].id.to_string(), key.clone())),
+            _ => return Err(format!("dependency {} has no key", graph.nodes[d].id)),
+        }
+    }
+    let node = &graph.nodes[n];
+    let project = &ws.projects[node.project];
+    let task = &project.tasks[&node.id.task];
+    cache.task_key(&ws.root, &project.dir, &node.id.to_string(), task, "", &deps)
+}
+
+/// `hit-local`, `miss` or `uncached`, as `--dry` shows it.
+pub fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> &'static str {
+    match key {
+        Ok((key, _)) if cacheable && cache.reads() => match cache.store.contains(key) {
+            true => "hit-local",
+            false => "miss",
+        },
+        Ok(_) if cacheable => "miss",
+        _ => "uncached",
+    }
+}

@@ -232,8 +232,12 @@ impl Job {
         let stop = self.persistent.as_ref().map(|p| p.stop.clone()).unwrap_or_default();
         let stopping = |ending: &Ending| ending.timed_out || ending.not_ready.is_some() || ending.stopped_as_planned;
 
-        // Until the leader exits: stream output, watch deadlines and readiness.
-        while exit.is_none() {
+        // Until the leader exits (for a persistent task, until its whole
+        // group is gone: `server & echo up` leaves the server running after
+        // its shell): stream output, watch deadlines and readiness.
+        let persistent = self.persistent.is_some();
+        let mut group_gone = false;
+        while exit.is_none() || (persistent && !group_gone) {
             tokio::select! {
                 read = reader.read_until(b'\n', &mut line), if !eof => match read {
                     Ok(0) | Err(_) => eof = true,
@@ -252,7 +256,7 @@ impl Job {
                         line.clear();
                     }
                 },
-                status = proc.child.wait() => exit = Some(status),
+                status = proc.child.wait(), if exit.is_none() => exit = Some(status),
                 () = &mut deadline, if !stopping(&ending) && self.timeout.is_some() => {
                     ending.timed_out = true;
                     self.term.note(&self.id, "timed out; stopping it");
@@ -264,9 +268,12 @@ impl Job {
                     self.term.note(&self.id, "not ready in time; stopping it");
                     tokio::spawn(stop_group(pgid, grace_period()));
                 }
-                _ = poll.tick(), if polls && !ready => {
-                    if check_ready(rule.as_ref(), self.persistent.as_ref().map(|p| &p.dir)).await {
+                _ = poll.tick(), if (polls && !ready) || (persistent && exit.is_some()) => {
+                    if polls && !ready && check_ready(rule.as_ref(), self.persistent.as_ref().map(|p| &p.dir)).await {
                         self.mark_ready(&mut ready);
+                    }
+                    if exit.is_some() {
+                        group_gone = !group_alive(pgid);
                     }
                 }
                 () = stop.notified(), if self.persistent.is_some() && !stopping(&ending) => {

@@ -12,11 +12,15 @@
 //! | `store` | the local store: atomic writes, verified reads, retention |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
 //! | `mode` | `--cache` access per tier |
+//! | `diff` | which key components changed between two runs (`vx why`) |
+//! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
 
 mod archive;
+mod diff;
 mod entry;
 mod fsutil;
 mod hasher;
+mod history;
 mod inputs;
 mod key;
 mod mode;
@@ -27,8 +31,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use archive::Restored;
+pub use diff::{Change, diff_manifests};
 pub use entry::{Entry, EntryHeader};
 pub use hasher::FileHasher;
+pub use history::{History, Invocation, TaskRunRecord};
 pub use inputs::{GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};

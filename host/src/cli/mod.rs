@@ -2,8 +2,13 @@
 //! translation of every failure into one line on stderr and an exit code.
 
 mod args;
+mod cache_cmd;
+mod history;
+mod last;
+mod record;
 mod run;
 mod show;
+mod why;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -35,6 +40,10 @@ struct Cli {
 enum Commands {
     Run(Box<run::RunArgs>),
     Show(show::ShowArgs),
+    Last(last::LastArgs),
+    History(history::HistoryArgs),
+    Why(why::WhyArgs),
+    Cache(cache_cmd::CacheArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {
@@ -63,9 +72,15 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::usage(e.to_string()))?;
     let cwd = working_dir(cli.dir)?;
+    // The arguments as typed, for history (`vx last` prints them back).
+    let user_args: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     match cli.command {
-        Commands::Run(a) => run::cmd_run(*a, &cwd),
+        Commands::Run(a) => run::cmd_run(*a, &cwd, &user_args),
         Commands::Show(a) => show::cmd_show(a, &cwd),
+        Commands::Last(a) => last::cmd_last(a, &cwd),
+        Commands::History(a) => history::cmd_history(a, &cwd),
+        Commands::Why(a) => why::cmd_why(a, &cwd),
+        Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }

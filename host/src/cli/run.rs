@@ -7,12 +7,13 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs, parse_tag};
-use crate::cache::{Cache, CacheMode};
+use super::record::record_run;
+use crate::cache::{Cache, CacheMode, History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Filter, to_dot};
 use crate::report::color_enabled;
-use crate::run::{DryPlan, RunOptions, Selection, execute, plan, plan_keys};
+use crate::run::{DryPlan, RunOptions, Selection, execute, plan, plan_keys, planned_status, predict};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -94,7 +95,8 @@ pub struct RunArgs {
     pub tag: Vec<String>,
 }
 
-pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
+pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
+    let started = std::time::SystemTime::now();
     let command = "run";
     let concurrency = match &args.concurrency {
         Some(c) => parse_concurrency(c, command)?,
@@ -103,9 +105,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
     let continue_mode = parse_continue(args.continue_mode.as_deref(), command)?;
     let output_logs = parse_output_logs(&args.output_logs, command)?;
     let log_order = parse_log_order(&args.log_order, command)?;
-    for tag in &args.tag {
-        parse_tag(tag, command)?;
-    }
+    let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
     let timeout = args
         .timeout
         .as_deref()
@@ -149,7 +149,18 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
     }
     if let Some(json) = dry {
         let keys = plan_keys(&ws, &graph, &cache);
-        let dry = DryPlan { ws: &ws, graph: &graph, cache: &cache, keys: &keys };
+        let history = History::open(&state_dir(&ws).join("history.db")).ok();
+        let etas: Vec<Option<std::time::Duration>> = (0..graph.len())
+            .map(|n| {
+                let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
+                if planned_status(&cache, task.cache, &keys[n]) == "hit-local" {
+                    return Some(std::time::Duration::ZERO);
+                }
+                history.as_ref().and_then(|h| h.p50(&graph.nodes[n].id.to_string()))
+            })
+            .collect();
+        let prediction = predict(&graph, &etas, concurrency);
+        let dry = DryPlan { ws: &ws, graph: &graph, cache: &cache, keys: &keys, etas: &etas, prediction };
         let text = if json { dry.to_json() } else { dry.to_text() };
         print!("{text}");
         return Ok(0);
@@ -162,9 +173,12 @@ pub fn cmd_run(args: RunArgs, cwd: &Path) -> Result<u8> {
         .max_blocking_threads(cores * 2)
         .build()
         .map_err(|e| Error::io("start the async runtime", e))?;
-    let (summary, interrupted) = runtime.block_on(execute(&ws, &graph, &opts, Some(Arc::new(cache))))?;
-    if let Some(kind) = interrupted {
-        return Ok(kind.exit_code());
-    }
-    Ok(if summary.failed() > 0 { ErrorKind::TaskFailed.exit_code() } else { 0 })
+    let outcome = runtime.block_on(execute(&ws, &graph, &opts, Some(Arc::new(cache))))?;
+    let code = match outcome.interrupted {
+        Some(kind) => kind.exit_code(),
+        None if outcome.summary.failed() > 0 => ErrorKind::TaskFailed.exit_code(),
+        None => 0,
+    };
+    record_run(&ws, argv, cwd, &tags, started, code, &outcome);
+    Ok(code)
 }

@@ -46,12 +46,14 @@ pub struct TaskResult {
     pub cache: CacheOutcome,
     /// The cache key, when one was computed.
     pub key: Option<String>,
+    /// The exit code of the task's main process, when it ran and exited.
+    pub exit_code: Option<i32>,
 }
 
 impl TaskResult {
     /// A result for a task that never ran.
     pub fn not_run(id: String, status: TaskStatus) -> TaskResult {
-        TaskResult { id, status, duration: Duration::ZERO, cache: CacheOutcome::Uncached, key: None }
+        TaskResult { id, status, duration: Duration::ZERO, cache: CacheOutcome::Uncached, key: None, exit_code: None }
     }
 }
 

@@ -6,10 +6,12 @@
 
 use serde_json::json;
 
+use super::eta::Prediction;
 use super::keys::{PlannedKey, planned_status};
 use crate::cache::Cache;
 use crate::config::{Command, Workspace};
 use crate::graph::TaskGraph;
+use crate::report::format_duration;
 
 fn command_json(cmd: &Command) -> serde_json::Value {
     match cmd {
@@ -25,6 +27,9 @@ pub struct DryPlan<'a> {
     pub graph: &'a TaskGraph,
     pub cache: &'a Cache,
     pub keys: &'a [PlannedKey],
+    /// Expected duration per node (`None`: no history); zero for a hit.
+    pub etas: &'a [Option<std::time::Duration>],
+    pub prediction: Prediction,
 }
 
 impl DryPlan<'_> {
@@ -74,10 +79,20 @@ impl DryPlan<'_> {
                     "key": key,
                     "cache_status": status,
                     "key_components": components,
+                    "eta_ms": self.etas[n].map(|d| d.as_millis() as u64),
                 })
             })
             .collect();
-        let doc = json!({ "root": ws.root, "tasks": tasks });
+        let p = self.prediction;
+        let doc = json!({
+            "root": ws.root,
+            "tasks": tasks,
+            "prediction": {
+                "wall_ms": p.wall.as_millis() as u64,
+                "execution_ms": p.execution.as_millis() as u64,
+                "tasks_without_history": p.unknown,
+            },
+        });
         let mut text = serde_json::to_string_pretty(&doc).expect("plan serializes");
         text.push('\n');
         text
@@ -108,8 +123,21 @@ impl DryPlan<'_> {
                 out.push_str(&format!("  key:        {key}\n"));
             }
             out.push_str(&format!("  cache:      {status}\n"));
+            let eta = self.etas[n].map_or_else(|| "unknown (no history)".to_string(), format_duration);
+            out.push_str(&format!("  eta:        {eta}\n"));
         }
-        out.push_str(&format!("{} task(s) planned\n", graph.len()));
+        let p = self.prediction;
+        out.push_str(&format!(
+            "{} task(s) planned; predicted wall time {}, execution time {}{}\n",
+            graph.len(),
+            format_duration(p.wall),
+            format_duration(p.execution),
+            if p.unknown > 0 {
+                format!(" ({} task(s) without history counted as 0)", p.unknown)
+            } else {
+                String::new()
+            }
+        ));
         out
     }
 }

@@ -19,21 +19,30 @@ use super::job::{CacheJob, Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
 use super::signals::Signals;
-use crate::cache::{Cache, CacheKey};
+use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
 use crate::guard::{Groups, GuardLink, RUN_ID_VAR, TaskMark, grace_period, signal_group, stop_group};
 use crate::report::{RunSummary, Style, TaskResult, TaskStatus, Terminal};
 
-/// Runs the graph. Returns the summary and, when vx was interrupted, the
-/// kind of interruption (which decides the exit code).
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub summary: RunSummary,
+    /// Set when vx was interrupted (it decides the exit code).
+    pub interrupted: Option<ErrorKind>,
+    /// `(task id, key, manifest)` of every task that was keyed, for history.
+    pub manifests: Vec<(String, String, KeyManifest)>,
+}
+
+/// Runs the graph.
 pub async fn execute(
     ws: &Workspace,
     graph: &TaskGraph,
     opts: &RunOptions,
     cache: Option<Arc<Cache>>,
-) -> Result<(RunSummary, Option<ErrorKind>)> {
+) -> Result<RunOutcome> {
     let started = Instant::now();
     let style = Style { enabled: opts.color };
     let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order));
@@ -47,7 +56,8 @@ pub async fn execute(
     let mut signals = Signals::install()?;
     let mut walker = Walker::new(graph, opts.continue_mode);
     let mut results: Vec<Option<TaskResult>> = vec![None; graph.len()];
-    let mut running: JoinSet<(usize, TaskResult)> = JoinSet::new();
+    let mut running: JoinSet<(usize, TaskResult, Option<KeyManifest>)> = JoinSet::new();
+    let mut manifests: Vec<(String, String, KeyManifest)> = Vec::new();
     let mut interrupted: Option<ErrorKind> = None;
     // Tasks holding a concurrency slot: all running ones, except persistent
     // tasks once they are ready (a server must not starve its dependents).
@@ -116,7 +126,11 @@ pub async fn execute(
         }
         tokio::select! {
             Some(joined) = running.join_next() => {
-                let (node, result) = joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
+                let (node, result, manifest) =
+                    joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
+                if let (Some(m), Some(key)) = (manifest, &result.key) {
+                    manifests.push((result.id.clone(), key.clone(), m));
+                }
                 in_slot.remove(&node);
                 stoppable.remove(&node);
                 walker.finish(node, result.status == TaskStatus::Succeeded);
@@ -173,7 +187,7 @@ pub async fn execute(
     let summary =
         RunSummary { results: order.into_iter().filter_map(|n| results[n].take()).collect(), wall: started.elapsed() };
     term.print(&summary.render(style));
-    Ok((summary, interrupted))
+    Ok(RunOutcome { summary, interrupted, manifests })
 }
 
 /// Starts the guard process; without one (it failed to start, there is

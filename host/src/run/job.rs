@@ -84,7 +84,9 @@ struct Ending {
 }
 
 impl Job {
-    pub async fn run(self) -> (usize, TaskResult) {
+    /// Runs the task (or restores it from the cache). Returns its node, its
+    /// result and the manifest of its key, when it has one.
+    pub async fn run(self) -> (usize, TaskResult, Option<KeyManifest>) {
         let start = Instant::now();
         let keyed = match &self.cache {
             Some(c) => self.compute_key(c).await,
@@ -102,11 +104,13 @@ impl Job {
                 duration: start.elapsed(),
                 cache: CacheOutcome::Local,
                 key: key_text,
+                exit_code: Some(0),
             };
-            return (self.node, result);
+            return (self.node, result, keyed.map(|(_, m)| m));
         }
-        let (status, log) = self.run_process(key_text.as_deref(), cacheable).await;
+        let (status, log, exit_code) = self.run_process(key_text.as_deref(), cacheable).await;
         let duration = start.elapsed();
+        let manifest = keyed.as_ref().map(|(_, m)| m.clone());
         if let (true, TaskStatus::Succeeded, Some(c), Some((key, manifest))) = (cacheable, &status, &self.cache, keyed)
             && c.cache.writes()
         {
@@ -119,7 +123,7 @@ impl Job {
         }
         self.term.finished(&self.id, status == TaskStatus::Succeeded);
         let outcome = if cacheable { CacheOutcome::Miss } else { CacheOutcome::Uncached };
-        (self.node, TaskResult { id: self.id, status, duration, cache: outcome, key: key_text })
+        (self.node, TaskResult { id: self.id, status, duration, cache: outcome, key: key_text, exit_code }, manifest)
     }
 
     /// Computes the key once the dependencies' keys are known; records it
@@ -198,7 +202,7 @@ impl Job {
 
     /// Runs the process; returns its status and, when `keep_log`, its
     /// output as written (for the cache).
-    async fn run_process(&self, key: Option<&str>, keep_log: bool) -> (TaskStatus, Vec<u8>) {
+    async fn run_process(&self, key: Option<&str>, keep_log: bool) -> (TaskStatus, Vec<u8>, Option<i32>) {
         self.term.started(&self.id, key);
         let mut log = Vec::new();
         let pid_before = last_pid();
@@ -207,7 +211,7 @@ impl Job {
             Err(e) => {
                 let program = self.command.program.to_string_lossy();
                 self.term.note(&self.id, &format!("could not start `{program}`: {e}"));
-                return (TaskStatus::Failed(format!("could not start `{program}`: {e}")), log);
+                return (TaskStatus::Failed(format!("could not start `{program}`: {e}")), log, None);
             }
         };
         let pgid = proc.pgid;
@@ -339,7 +343,9 @@ impl Job {
             self.emit(&mut log, keep_log, &line);
         }
         self.groups.unregister(pgid);
-        (self.status(exit.expect("the loop ends with an exit status"), &ending, ready, &tail), log)
+        let exit = exit.expect("the loop ends with an exit status");
+        let code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
+        (self.status(exit, &ending, ready, &tail), log, code)
     }
 
     fn emit(&self, log: &mut Vec<u8>, keep: bool, line: &[u8]) {

@@ -4,6 +4,7 @@
 
 mod dry;
 mod engine;
+mod eta;
 mod job;
 mod keys;
 mod local;
@@ -12,7 +13,8 @@ mod plan;
 mod signals;
 
 pub use dry::DryPlan;
-pub use engine::execute;
-pub use keys::{PlannedKey, plan_keys};
+pub use engine::{RunOutcome, execute};
+pub use eta::{Prediction, predict};
+pub use keys::{PlannedKey, plan_keys, planned_status};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};

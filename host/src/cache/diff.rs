@@ -1,0 +1,107 @@
+//! Why two keys of the same task differ: a component-by-component diff of
+//! their manifests, for `vx why`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::key::KeyManifest;
+
+/// One difference between the last run's key and the current one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// `command`, `executor`, `env`, `input`, `global-input`, `dependency`, `schema`.
+    pub component: &'static str,
+    /// `changed`, `added`, `removed`.
+    pub kind: &'static str,
+    /// What changed: a path, a variable name, a task id.
+    pub what: String,
+}
+
+fn change(component: &'static str, kind: &'static str, what: impl Into<String>) -> Change {
+    Change { component, kind, what: what.into() }
+}
+
+fn diff_pairs<V: PartialEq>(
+    component: &'static str,
+    old: impl IntoIterator<Item = (String, V)>,
+    new: impl IntoIterator<Item = (String, V)>,
+    out: &mut Vec<Change>,
+) {
+    let old: BTreeMap<String, V> = old.into_iter().collect();
+    let new: BTreeMap<String, V> = new.into_iter().collect();
+    for (name, value) in &new {
+        match old.get(name) {
+            None => out.push(change(component, "added", name)),
+            Some(v) if v != value => out.push(change(component, "changed", name)),
+            Some(_) => {}
+        }
+    }
+    for name in old.keys().filter(|n| !new.contains_key(*n)) {
+        out.push(change(component, "removed", name));
+    }
+}
+
+/// Every component that differs, in key order.
+pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
+    let mut out = Vec::new();
+    if old.schema != new.schema {
+        out.push(change("schema", "changed", format!("{} → {}", old.schema, new.schema)));
+    }
+    if old.command != new.command {
+        out.push(change("command", "changed", format!("`{}` → `{}`", old.command, new.command)));
+    }
+    if old.executor != new.executor || old.executor_config != new.executor_config {
+        out.push(change("executor", "changed", format!("{} → {}", old.executor, new.executor)));
+    }
+    let env = |m: &KeyManifest| m.env.iter().map(|e| (e.name.clone(), (e.set, e.digest.clone()))).collect::<Vec<_>>();
+    diff_pairs("env", env(old), env(new), &mut out);
+    diff_pairs("input", old.files.clone(), new.files.clone(), &mut out);
+    diff_pairs("global-input", old.global.clone(), new.global.clone(), &mut out);
+    diff_pairs("dependency", old.deps.clone(), new.deps.clone(), &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::key::{CacheKey, EnvEntry};
+
+    fn manifest() -> KeyManifest {
+        KeyManifest {
+            schema: 1,
+            task: "a#b".into(),
+            command: "make".into(),
+            executor: "local".into(),
+            executor_config: String::new(),
+            env: vec![EnvEntry { name: "MODE".into(), set: true, digest: "aa".into() }],
+            files: vec![("src/a".into(), "1".into()), ("src/b".into(), "2".into())],
+            global: vec![],
+            deps: vec![("x#b".into(), CacheKey("k1".into()))],
+        }
+    }
+
+    #[test]
+    fn names_each_changed_component() {
+        let old = manifest();
+        assert!(diff_manifests(&old, &old).is_empty());
+        let mut new = manifest();
+        new.command = "make all".into();
+        new.env[0].digest = "bb".into();
+        new.files = vec![("src/a".into(), "9".into()), ("src/c".into(), "3".into())];
+        new.deps[0].1 = CacheKey("k2".into());
+        let changes = diff_manifests(&old, &new);
+        let seen: Vec<(&str, &str, &str)> = changes.iter().map(|c| (c.component, c.kind, c.what.as_str())).collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("command", "changed", "`make` → `make all`"),
+                ("env", "changed", "MODE"),
+                ("input", "changed", "src/a"),
+                ("input", "added", "src/c"),
+                ("input", "removed", "src/b"),
+                ("dependency", "changed", "x#b"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! Run history in SQLite (`.vx/history.db`): each invocation (its command
+//! line as one paste-able line, cwd, tags, times, exit code) and each task
+//! run (id, key, status, cache tier, duration, exit code), plus the key
+//! manifest of each task's latest run for `vx why`. From it come the ETAs
+//! of `--dry`, `vx last` and `vx history`.
+//!
+//! The database is opened in WAL mode with a busy timeout, so concurrent
+//! vx processes take turns instead of failing. History is a convenience:
+//! when it cannot be written, vx warns and the run's result stands.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::key::KeyManifest;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS invocations (
+    id INTEGER PRIMARY KEY,
+    command TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    started_ms INTEGER NOT NULL,
+    ended_ms INTEGER NOT NULL,
+    exit_code INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS task_runs (
+    invocation INTEGER NOT NULL REFERENCES invocations(id),
+    task TEXT NOT NULL,
+    key TEXT,
+    status TEXT NOT NULL,
+    cache TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    exit_code INTEGER
+);
+CREATE INDEX IF NOT EXISTS task_runs_by_task ON task_runs(task, status, cache);
+CREATE TABLE IF NOT EXISTS manifests (
+    task TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    manifest TEXT NOT NULL
+);
+";
+
+/// How many recent successful runs make a task's p50.
+const P50_WINDOW: usize = 20;
+
+#[derive(Debug)]
+pub struct History {
+    conn: Connection,
+}
+
+/// One invocation as recorded.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Invocation {
+    pub id: i64,
+    pub command: String,
+    pub cwd: String,
+    pub tags: Vec<(String, String)>,
+    pub started_ms: i64,
+    pub ended_ms: i64,
+    pub exit_code: i32,
+    pub tasks: i64,
+    pub cached: i64,
+}
+
+/// One task run to record.
+#[derive(Debug, Clone)]
+pub struct TaskRunRecord {
+    pub task: String,
+    pub key: Option<String>,
+    /// `ok`, `failed`, `timed-out`, `cancelled`, `skipped`.
+    pub status: &'static str,
+    /// `miss`, `local`, `remote`, `uncached`.
+    pub cache: &'static str,
+    pub duration: Duration,
+    pub exit_code: Option<i32>,
+}
+
+impl History {
+    pub fn open(path: &Path) -> Result<History, String> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let conn = Connection::open(path).map_err(|e| e.to_string())?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
+        conn.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+        Ok(History { conn })
+    }
+
+    /// Records an invocation and its task runs in one transaction.
+    pub fn record(
+        &mut self,
+        invocation: &Invocation,
+        runs: &[TaskRunRecord],
+        manifests: &[(String, String, KeyManifest)],
+    ) -> Result<i64, String> {
+        let tx = self.conn.transaction().map_err(|e| e.to_string())?;
+        let tags = serde_json::to_string(&invocation.tags).expect("tags serialize");
+        tx.execute(
+            "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![invocation.command, invocation.cwd, tags, invocation.started_ms, invocation.ended_ms, invocation.exit_code],
+        )
+        .map_err(|e| e.to_string())?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(|e| e.to_string())?;
+            for r in runs {
+                insert
+                    .execute(params![id, r.task, r.key, r.status, r.cache, r.duration.as_millis() as i64, r.exit_code])
+                    .map_err(|e| e.to_string())?;
+            }
+            let mut manifest = tx
+                .prepare_cached("INSERT OR REPLACE INTO manifests (task, key, manifest) VALUES (?1, ?2, ?3)")
+                .map_err(|e| e.to_string())?;
+            for (task, key, m) in manifests {
+                let json = serde_json::to_string(m).expect("manifest serializes");
+                manifest.execute(params![task, key, json]).map_err(|e| e.to_string())?;
+            }
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+        Ok(id)
+    }
+
+    /// The p50 of a task's recent successful executions (cache hits do not
+    /// say how long the work takes).
+    pub fn p50(&self, task: &str) -> Option<Duration> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT duration_ms FROM task_runs WHERE task = ?1 AND status = 'ok' AND cache IN ('miss', 'uncached') ORDER BY rowid DESC LIMIT ?2",
+            )
+            .ok()?;
+        let mut durations: Vec<i64> =
+            stmt.query_map(params![task, P50_WINDOW as i64], |row| row.get(0)).ok()?.flatten().collect();
+        if durations.is_empty() {
+            return None;
+        }
+        durations.sort_unstable();
+        Some(Duration::from_millis(durations[durations.len() / 2].max(0) as u64))
+    }
+
+    /// The most recent invocations, newest first.
+    pub fn recent(&self, limit: usize) -> Result<Vec<Invocation>, String> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT i.id, i.command, i.cwd, i.tags, i.started_ms, i.ended_ms, i.exit_code,
+                        (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.status != 'skipped'),
+                        (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.cache IN ('local', 'remote'))
+                 FROM invocations i ORDER BY i.id DESC LIMIT ?1",
+            )
+            .map_err(|e| e.to_string())?;
+        let rows = stmt
+            .query_map(params![limit as i64], |row| {
+                let tags: String = row.get(3)?;
+                Ok(Invocation {
+                    id: row.get(0)?,
+                    command: row.get(1)?,
+                    cwd: row.get(2)?,
+                    tags: serde_json::from_str(&tags).unwrap_or_default(),
+                    started_ms: row.get(4)?,
+                    ended_ms: row.get(5)?,
+                    exit_code: row.get(6)?,
+                    tasks: row.get(7)?,
+                    cached: row.get(8)?,
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    }
+
+    /// The key and manifest of a task's latest recorded run.
+    pub fn last_manifest(&self, task: &str) -> Result<Option<(String, KeyManifest)>, String> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_row("SELECT key, manifest FROM manifests WHERE task = ?1", params![task], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| e.to_string())?;
+        Ok(row.and_then(|(key, json)| serde_json::from_str(&json).ok().map(|m| (key, m))))
+    }
+
+    /// Hits among task runs that looked the cache up, over all history.
+    pub fn hit_rate(&self) -> Result<(i64, i64), String> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FILTER (WHERE cache IN ('local', 'remote')), COUNT(*) FILTER (WHERE cache != 'uncached')
+                 FROM task_runs WHERE status != 'skipped'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_and_reads_back() {
+        let dir = std::env::temp_dir().join(format!("vx-history-{}", std::process::id()));
+        let mut h = History::open(&dir.join("history.db")).unwrap();
+        let inv = Invocation {
+            id: 0,
+            command: "vx run build".into(),
+            cwd: "/w".into(),
+            tags: vec![("ci".into(), "1".into())],
+            started_ms: 1,
+            ended_ms: 2,
+            exit_code: 0,
+            tasks: 0,
+            cached: 0,
+        };
+        for ms in [10, 30, 20] {
+            let run = TaskRunRecord {
+                task: "a#build".into(),
+                key: Some("k".into()),
+                status: "ok",
+                cache: "miss",
+                duration: Duration::from_millis(ms),
+                exit_code: Some(0),
+            };
+            let hit = TaskRunRecord { cache: "local", duration: Duration::from_millis(1), ..run.clone() };
+            h.record(&inv, &[run, hit], &[]).unwrap();
+        }
+        assert_eq!(h.p50("a#build"), Some(Duration::from_millis(20)), "hits are not durations of the work");
+        assert_eq!(h.p50("b#build"), None);
+        let recent = h.recent(2).unwrap();
+        assert_eq!(recent.len(), 2);
+        assert_eq!(recent[0].tags, vec![("ci".to_string(), "1".to_string())]);
+        assert_eq!((recent[0].tasks, recent[0].cached), (2, 1));
+        assert_eq!(h.hit_rate().unwrap(), (3, 6));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

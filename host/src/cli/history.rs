@@ -1,0 +1,77 @@
+//! `vx history`: recent invocations with their duration, hit rate, exit
+//! code and tags.
+
+use std::path::Path;
+
+use clap::Args;
+
+use crate::cache::{History, state_dir};
+use crate::config::load_workspace;
+use crate::error::{Error, Result};
+use crate::report::format_duration;
+
+/// Show recent invocations, their durations and cache hit rates.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  vx history\n  vx history --limit 50 --format json")]
+pub struct HistoryArgs {
+    /// `text` (default) or `json`.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub format: String,
+
+    /// How many invocations, newest first.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+}
+
+pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
+    let json = match args.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            return Err(Error::usage(format!("--format expects text or json, got `{other}`"))
+                .with_hint("see `vx history --help`"));
+        }
+    };
+    let ws = load_workspace(cwd)?;
+    let unreadable = |e: String| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;
+    let recent = history.recent(args.limit).map_err(unreadable)?;
+    if json {
+        let rows: Vec<serde_json::Value> = recent
+            .iter()
+            .map(|i| {
+                serde_json::json!({
+                    "command": i.command,
+                    "cwd": i.cwd,
+                    "tags": i.tags.iter().map(|(k, v)| serde_json::json!({"key": k, "value": v})).collect::<Vec<_>>(),
+                    "started_unix_ms": i.started_ms,
+                    "duration_ms": i.ended_ms - i.started_ms,
+                    "exit_code": i.exit_code,
+                    "tasks": i.tasks,
+                    "cached": i.cached,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows).expect("history serializes"));
+        return Ok(0);
+    }
+    for i in &recent {
+        let rate = if i.tasks > 0 { format!("{}%", i.cached * 100 / i.tasks) } else { "-".into() };
+        let tags: Vec<String> = i.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let duration = format_duration(std::time::Duration::from_millis((i.ended_ms - i.started_ms).max(0) as u64));
+        println!(
+            "#{:<5} exit {:<3} {:>8}  {:>3} tasks, {:>4} cached  {}{}",
+            i.id,
+            i.exit_code,
+            duration,
+            i.tasks,
+            rate,
+            i.command,
+            if tags.is_empty() { String::new() } else { format!("  [{}]", tags.join(", ")) }
+        );
+    }
+    if recent.is_empty() {
+        println!("no invocation recorded in this workspace yet");
+    }
+    Ok(0)
+}

@@ -68,10 +68,11 @@ fn free_port() -> u16 {
 // Stopping everything: SIGKILL of vx, SIGINT, SIGTERM, SIGHUP
 // ---------------------------------------------------------------------------
 
-/// Five tasks of project `p` that between them start every kind of process
+/// Six tasks of project `p` that between them start every kind of process
 /// the guard must stop: grandchildren in the task's group, a SIGTERM
 /// ignorer, a `setsid` escapee whose parent stays, a double-forked daemon
-/// (an orphan in its own session), and a shell with background children.
+/// (an orphan in its own session), a shell with background children, and
+/// a persistent server.
 fn zoo(env: &TestEnv) {
     project(
         env,
@@ -87,11 +88,16 @@ fn zoo(env: &TestEnv) {
                 "vx-test-forker shell-forker.pids 2 & vx-test-stubborn shell-stubborn.pids & echo $$ > shell.pids; wait",
                 "",
             ),
+            task(
+                "server",
+                "vx-test-server --pid-file server.pid --name srv",
+                "persistent = true\nready = { log = \"srv listening\" }",
+            ),
         ],
     );
 }
 
-const ZOO_TASKS: [&str; 5] = ["p#forker", "p#stubborn", "p#escaper", "p#daemon", "p#shell"];
+const ZOO_TASKS: [&str; 6] = ["p#forker", "p#stubborn", "p#escaper", "p#daemon", "p#shell", "p#server"];
 
 /// Starts the zoo and returns vx and every PID its tasks reported, once
 /// all of them are up (so vx's signal handlers are installed too).
@@ -109,6 +115,7 @@ fn start_zoo(env: &TestEnv) -> (Running, Vec<i32>) {
         ("shell-forker.pids", 3),
         ("shell-stubborn.pids", 1),
         ("shell.pids", 1),
+        ("server.pid", 1),
     ] {
         pids.extend(read_pids(env, &format!("packages/p/{file}"), n));
     }
@@ -128,6 +135,24 @@ fn sigkill_of_vx_leaves_nothing_running_and_the_guard_exits() {
     let mut all = pids;
     all.push(guard);
     assert_nothing_left(&env, &all, &out);
+}
+
+#[test]
+fn sigkill_of_vx_stops_an_escapee_that_cleared_its_environment_while_its_parent_lives() {
+    // `setsid env -i` leaves the group and drops the VX_RUN_ID marker; the
+    // guard still finds it as a descendant of the task's shell.
+    let env = TestEnv::new();
+    let command = "setsid env -i \"$(command -v vx-test-stubborn)\" \"$PWD/hidden.pids\" & echo $$ > shell.pids; wait";
+    project(&env, "p", "", &[task("hide", command, "")]);
+    let vx = env.vx_command(&["run", "p#hide"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
+    let mut pids = read_pids(&env, "packages/p/hidden.pids", 1);
+    pids.extend(read_pids(&env, "packages/p/shell.pids", 1));
+    assert_alive(&pids, "the shell and its hidden escapee");
+    let guard = guard_of(vx.pid());
+    vx.signal(Signal::SIGKILL);
+    let out = vx.finish();
+    pids.push(guard);
+    assert_nothing_left(&env, &pids, &out);
 }
 
 /// Sends `signal` to the running zoo and checks vx's exit code, that every
@@ -344,6 +369,44 @@ fn persistent_server_started_in_the_background_by_its_shell_is_kept_then_stopped
         &format!("{SERVER} --port {port} & echo up"),
         &format!("ready = {{ port = {port} }}"),
     );
+}
+
+#[test]
+fn a_ready_server_does_not_hold_the_only_concurrency_slot() {
+    let env = TestEnv::new();
+    api_and_e2e(&env, SERVER, "ready = { log = \"api listening\" }");
+    let out = env.vx_command(&["run", "e2e#test", "--concurrency", "1"]).env("VX_KILL_GRACE_MS", GRACE_MS).output();
+    out.assert_success();
+    assert_eq!(env.log(), ["api ready", "e2e#test"], "{out}");
+    let server = read_pids(&env, "packages/api/server.pid", 1);
+    assert_nothing_left(&env, &server, &out);
+}
+
+#[test]
+fn a_server_needed_by_two_tasks_is_kept_until_both_are_done() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let dev = task("dev", SERVER, "persistent = true\nready = { log = \"api listening\" }");
+    env.write("packages/api/vx.toml", &format!("[project]\nname = \"api\"\n{dev}"));
+    let needs = "depends-on = [\"api#dev\"]";
+    let first = task("first", &format!("{}; touch first.done", log("first")), needs);
+    // `second` checks the server only after `first` is done, and a moment
+    // later, so a server released too early is already stopped.
+    let second = format!(
+        "{}; sleep 0.5; kill -0 \"$(cat ../api/server.pid)\" && {}",
+        wait_for("first.done"),
+        log("second-saw-server")
+    );
+    let second = task("second", &second, needs);
+    env.write("packages/e2e/vx.toml", &format!("[project]\nname = \"e2e\"\ndepends-on = [\"api\"]\n{first}{second}"));
+    let out = env
+        .vx_command(&["run", "e2e#first", "e2e#second", "--concurrency", "4"])
+        .env("VX_KILL_GRACE_MS", GRACE_MS)
+        .output();
+    out.assert_success();
+    assert_eq!(env.log_set(), ["api ready", "first", "second-saw-server"], "{out}");
+    let server = read_pids(&env, "packages/api/server.pid", 1);
+    assert_nothing_left(&env, &server, &out);
 }
 
 #[test]

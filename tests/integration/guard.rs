@@ -208,6 +208,31 @@ fn a_second_sigint_kills_at_once() {
 }
 
 #[test]
+fn a_second_sigint_also_kills_an_escapee_at_once() {
+    let env = TestEnv::new();
+    // The escapee left the group (`setsid`) and survives SIGTERM; it is
+    // stopped by the ladder for single processes, not by a group kill.
+    let command = "setsid vx-test-stubborn esc.pids esc.term & echo $$ > shell.pids; wait";
+    project(&env, "p", "", &[task("esc", command, "")]);
+    let grace = (PATIENCE * 2).as_millis().to_string();
+    let vx = env.vx_command(&["run", "p#esc"]).env("VX_KILL_GRACE_MS", &grace).spawn();
+    let escapee = read_pids(&env, "packages/p/esc.pids", 1);
+    let shell = read_pids(&env, "packages/p/shell.pids", 1);
+    vx.signal(Signal::SIGINT);
+    vx.wait_for_stdout("stopping tasks");
+    assert!(poll(|| !alive(shell[0])), "the task's shell survived SIGTERM\n{}", vx.output_so_far());
+    let termed = poll(|| env.path("packages/p/esc.term").exists());
+    assert!(termed, "the escapee was never sent SIGTERM\n{}", vx.output_so_far());
+    assert_alive(&escapee, "a SIGTERM-proof escapee during the grace period");
+    vx.signal(Signal::SIGINT);
+    let died = poll(|| !alive(escapee[0]));
+    assert!(died, "the escapee survived a second SIGINT\n{}", vx.output_so_far());
+    let out = vx.finish();
+    out.assert_code(130);
+    assert_nothing_left(&env, &escapee, &out);
+}
+
+#[test]
 fn under_nohup_vx_ignores_sighup_and_its_task_keeps_running() {
     let env = TestEnv::new();
     let command = format!("echo $$ > task.pids; {}; {}", wait_for("go"), log("done"));
@@ -454,6 +479,26 @@ fn a_persistent_task_the_user_named_runs_until_sigint() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(vx.is_running(), "vx ended while a persistent task the user named runs\n{}", vx.output_so_far());
     assert_alive(&server, "a persistent task the user named, before Ctrl-C");
+    vx.signal(Signal::SIGINT);
+    let out = vx.finish();
+    out.assert_code(130);
+    out.summary_entry("stopped", "api#dev");
+    assert_nothing_left(&env, &server, &out);
+}
+
+#[test]
+fn a_persistent_task_the_user_named_runs_until_sigint_even_when_also_a_dependency() {
+    let env = TestEnv::new();
+    api_and_e2e(&env, SERVER, "ready = { log = \"api listening\" }");
+    let mut vx = env.vx_command(&["run", "api#dev", "e2e#test"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
+    let server = read_pids(&env, "packages/api/server.pid", 1);
+    let e2e_done = poll(|| env.log().contains(&"e2e#test".to_string()));
+    assert!(e2e_done, "e2e#test never ran\n{}", vx.output_so_far());
+    // Its dependent is done; give a vx that wrongly releases a server the
+    // user named the time to stop it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(vx.is_running(), "vx ended while a persistent task the user named runs\n{}", vx.output_so_far());
+    assert_alive(&server, "a persistent task the user named, after its dependent finished");
     vx.signal(Signal::SIGINT);
     let out = vx.finish();
     out.assert_code(130);

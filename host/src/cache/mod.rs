@@ -53,7 +53,9 @@ pub struct Cache {
     pub force: bool,
     env_secret: [u8; 32],
     global: Vec<(String, blake3::Hash)>,
-    project_dirs: Vec<PathBuf>,
+    /// Project directories that hold other projects, with those (rare, so
+    /// a task's walk looks them up instead of comparing every project).
+    nested: std::collections::HashMap<PathBuf, Vec<PathBuf>>,
     max_size: u64,
     max_age: Duration,
 }
@@ -76,7 +78,7 @@ impl Cache {
             force,
             env_secret,
             global: Vec::new(),
-            project_dirs: ws.projects.iter().map(|p| p.dir.clone()).collect(),
+            nested: nested_projects(ws),
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
         };
@@ -116,14 +118,9 @@ impl Cache {
     /// The input files of a task in `project_dir` (workspace-relative paths).
     pub fn input_files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, String> {
         let filter = GlobFilter::new(task.inputs.as_deref(), &task.outputs)?;
-        let nested: Vec<PathBuf> = self
-            .project_dirs
-            .iter()
-            .filter(|d| d.as_path() != project_dir && d.starts_with(project_dir))
-            .cloned()
-            .collect();
+        let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
-        Ok(list_files(project_dir, &filter, true, &nested)
+        Ok(list_files(project_dir, &filter, true, nested)
             .into_iter()
             .map(|f| {
                 let rel = if prefix.as_os_str().is_empty() {
@@ -136,6 +133,31 @@ impl Cache {
             .collect())
     }
 
+    /// Hashes files, on several threads when there are many (a task of a
+    /// large project; tasks themselves already run side by side).
+    fn hash_all(&self, files: Vec<(String, PathBuf)>) -> Result<Vec<(String, blake3::Hash)>, String> {
+        const PER_THREAD: usize = 512;
+        let hash_one = |(rel, abs): &(String, PathBuf)| {
+            self.hasher.hash(abs).map(|h| (rel.clone(), h)).map_err(|e| format!("could not hash {rel}: {e}"))
+        };
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(files.len() / PER_THREAD);
+        if threads <= 1 {
+            return files.iter().map(hash_one).collect();
+        }
+        let chunk = files.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = files
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(hash_one).collect::<Result<Vec<_>, String>>()))
+                .collect();
+            let mut out = Vec::with_capacity(files.len());
+            for part in parts {
+                out.extend(part.join().expect("hash thread panicked")?);
+            }
+            Ok(out)
+        })
+    }
+
     /// Computes a task's key from its inputs as they are on disk now.
     pub fn task_key(
         &self,
@@ -146,11 +168,7 @@ impl Cache {
         executor_config: &str,
         deps: &[(String, CacheKey)],
     ) -> Result<(CacheKey, KeyManifest), String> {
-        let mut files = Vec::new();
-        for (rel, abs) in self.input_files(root, project_dir, task)? {
-            let hash = self.hasher.hash(&abs).map_err(|e| format!("could not hash {rel}: {e}"))?;
-            files.push((rel, hash));
-        }
+        let files = self.hash_all(self.input_files(root, project_dir, task)?)?;
         let env: Vec<(String, Option<String>)> =
             task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
         let mut deps = deps.to_vec();
@@ -231,6 +249,22 @@ impl Cache {
     pub fn retention(&self) -> (u64, Duration) {
         (self.max_size, self.max_age)
     }
+}
+
+/// For each project directory, the other projects inside it. Sorted paths
+/// put a directory's descendants right after it, so one pass finds them.
+fn nested_projects(ws: &Workspace) -> std::collections::HashMap<PathBuf, Vec<PathBuf>> {
+    let mut dirs: Vec<&PathBuf> = ws.projects.iter().map(|p| &p.dir).collect();
+    dirs.sort();
+    let mut out = std::collections::HashMap::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        let inside: Vec<PathBuf> =
+            dirs[i + 1..].iter().take_while(|d| d.starts_with(dir)).map(|d| (*d).clone()).collect();
+        if !inside.is_empty() {
+            out.insert((*dir).clone(), inside);
+        }
+    }
+    out
 }
 
 /// A random per-workspace secret for env digests in manifests (0600).

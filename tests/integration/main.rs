@@ -4,6 +4,7 @@
 mod common;
 
 mod affected;
+mod cache;
 mod cli_flags;
 mod config_errors;
 mod cycles;

@@ -429,13 +429,23 @@ fn files_excluded_by_negation_or_gitignore_do_not_change_the_key() {
     assert_ran(&env, &ok(&env, &["run", "narrow", "wide"]), &["narrow", "wide"]);
     let before = (key_of(&env, "app#narrow"), key_of(&env, "app#wide"));
 
-    env.write("packages/app/src/x.tmp", "2");
-    env.write("packages/app/src/y.tmp", "new");
+    // Ignored by .gitignore (and outputs): neither key moves.
     env.write("packages/app/ignored.txt", "2");
     env.write("packages/app/scratch/s.txt", "2");
+    env.write("packages/app/scratch/new.txt", "new");
     env.write("packages/app/dist/out.txt", "2");
     assert_eq!((key_of(&env, "app#narrow"), key_of(&env, "app#wide")), before);
     assert_all_hits(&env, &ok(&env, &["run", "narrow", "wide"]), 2);
+
+    // Excluded by `!`: the narrow key does not move; the wide task (every
+    // file of the project) does see them.
+    env.write("packages/app/src/x.tmp", "2");
+    env.write("packages/app/src/y.tmp", "new");
+    assert_eq!(key_of(&env, "app#narrow"), before.0);
+    assert_ne!(key_of(&env, "app#wide"), before.1);
+    let out = ok(&env, &["run", "narrow", "wide"]);
+    assert_ran(&env, &out, &["wide"]);
+    assert_eq!(out.summary().cached, 1, "{out}");
 
     // The same kind of change to a file that is an input does miss.
     env.write("packages/app/src/a.txt", "b");

@@ -188,6 +188,27 @@ fn sighup_stops_every_task_and_exits_129() {
 }
 
 #[test]
+fn a_terminals_ctrl_c_reaches_vx_alone_and_vx_stops_the_task() {
+    // A terminal sends SIGINT to its whole foreground process group. Tasks
+    // run in sessions of their own, so only vx gets it, and the task is
+    // stopped by vx's ladder (SIGTERM), never by the terminal's SIGINT.
+    let env = TestEnv::new();
+    let command = format!("trap '{}' INT; vx-test-forker forker.pids 2 & echo $$ > shell.pids; wait", log("INT"));
+    project(&env, "p", "", &[task("t", &command, "")]);
+    let vx = env.vx_command(&["run", "p#t"]).env("VX_KILL_GRACE_MS", GRACE_MS).own_group().spawn();
+    let mut pids = read_pids(&env, "packages/p/forker.pids", 3);
+    pids.extend(read_pids(&env, "packages/p/shell.pids", 1));
+    let guard = guard_of(vx.pid());
+    vx.signal_group(Signal::SIGINT);
+    let out = vx.finish();
+    out.assert_code(130);
+    out.summary_entry("stopped", "p#t");
+    assert!(env.log().is_empty(), "the task itself got the terminal's SIGINT\n{out}");
+    pids.push(guard);
+    assert_nothing_left(&env, &pids, &out);
+}
+
+#[test]
 fn a_second_sigint_kills_at_once() {
     let env = TestEnv::new();
     project(&env, "p", "", &[task("stubborn", "vx-test-stubborn stubborn.pids", "")]);

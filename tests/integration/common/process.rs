@@ -71,6 +71,15 @@ impl VxCommand {
         self
     }
 
+    /// Starts vx as the leader of a process group of its own, as a shell
+    /// with job control does, so that [`Running::signal_group`] reaches it
+    /// the way a terminal's Ctrl-C does.
+    pub fn own_group(mut self) -> VxCommand {
+        use std::os::unix::process::CommandExt;
+        self.cmd.process_group(0);
+        self
+    }
+
     /// Starts vx in the background, its output collected as it comes.
     pub fn spawn(mut self) -> Running {
         use std::os::unix::process::CommandExt;
@@ -131,6 +140,12 @@ impl Running {
 
     pub fn signal(&self, signal: Signal) {
         send(self.pid(), signal);
+    }
+
+    /// Sends `signal` to vx's process group (see [`VxCommand::own_group`]):
+    /// what a terminal does on Ctrl-C.
+    pub fn signal_group(&self, signal: Signal) {
+        send(-self.pid(), signal);
     }
 
     /// Everything vx wrote so far.

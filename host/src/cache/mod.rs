@@ -238,11 +238,17 @@ impl Cache {
     /// Saves the stat index and applies retention if the store is over
     /// budget. Failures here only cost speed next time, so they warn.
     pub fn finish(&self) {
-        if let Err(e) = self.hasher.save() {
-            eprintln!("vx: warning: could not save the stat index: {e}");
-        }
+        self.save_index();
         if self.mode.local.write && self.store.stats().bytes > self.max_size {
             self.store.gc(self.max_size, self.max_age);
+        }
+    }
+
+    /// Saves the stat index so the next invocation need not read unchanged
+    /// files again (`--dry` and `vx why` hash too).
+    pub fn save_index(&self) {
+        if let Err(e) = self.hasher.save() {
+            eprintln!("vx: warning: could not save the stat index: {e}");
         }
     }
 

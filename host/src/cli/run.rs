@@ -149,6 +149,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     if let Some(json) = dry {
         let keys = plan_keys(&ws, &graph, &cache);
+        cache.save_index();
         let history = History::open(&state_dir(&ws).join("history.db")).ok();
         let etas: Vec<Option<std::time::Duration>> = (0..graph.len())
             .map(|n| {

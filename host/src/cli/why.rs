@@ -52,6 +52,7 @@ pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
     let graph = plan(&ws, &selection)?;
     let cache = Cache::open(&ws, None, CacheMode::default(), false)?;
     let keys = plan_keys(&ws, &graph, &cache);
+    cache.save_index();
     let root = graph.roots[0];
     let (key, manifest) =
         keys[root].clone().map_err(|why| Error::internal(format!("could not compute the key of {id}: {why}")))?;

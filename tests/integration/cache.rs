@@ -594,6 +594,70 @@ fn outputs_are_restored_with_their_modes_after_deletion() {
     #[expect(clippy::disallowed_methods, reason = "the test runs the restored executable itself")]
     let tool = std::process::Command::new(env.path("packages/app/dist/bin/tool")).output().expect("run the tool");
     assert_eq!(String::from_utf8_lossy(&tool.stdout), "tool\n");
+    // Only the mode changed on disk: a hit puts it back.
+    std::fs::set_permissions(env.path("packages/app/dist/bin/tool"), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+    assert_all_hits(&env, &ok(&env, &["run", "build"]), 1);
+    assert_eq!(mode("packages/app/dist/bin/tool"), 0o755, "the mode is restored");
+}
+
+#[test]
+fn output_symlinks_inside_the_project_are_restored() {
+    let env = TestEnv::new();
+    app(
+        &env,
+        "mkdir -p dist && cp src/a.txt dist/out.txt && ln -sfn out.txt dist/latest && ln -sfn ../src/a.txt dist/source",
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
+    );
+    env.write("packages/app/src/a.txt", "payload");
+    ok(&env, &["run", "build"]);
+    env.clear_log();
+    std::fs::remove_dir_all(env.path("packages/app/dist")).expect("remove dist");
+    assert_all_hits(&env, &ok(&env, &["run", "build"]), 1);
+    let link = |rel: &str| std::fs::read_link(env.path(rel)).expect("a link").to_string_lossy().into_owned();
+    assert_eq!(link("packages/app/dist/latest"), "out.txt");
+    assert_eq!(link("packages/app/dist/source"), "../src/a.txt");
+    assert_eq!(env.read("packages/app/dist/latest"), "payload");
+}
+
+#[test]
+fn a_restore_never_writes_through_a_linked_output_directory() {
+    let env = TestEnv::new();
+    // The task itself replaces a linked dist/ with a real directory, so
+    // anything in the outside directory could only come from a restore.
+    app(
+        &env,
+        "if [ -L dist ]; then rm dist; fi; mkdir -p dist && cp src/a.txt dist/out.txt",
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
+    );
+    env.write("packages/app/src/a.txt", "payload");
+    ok(&env, &["run", "build"]);
+    env.clear_log();
+    let outside = tempfile::tempdir().expect("a directory outside the project");
+    std::fs::remove_dir_all(env.path("packages/app/dist")).expect("remove dist");
+    std::os::unix::fs::symlink(outside.path(), env.path("packages/app/dist")).expect("link dist outside");
+    let out = ok(&env, &["run", "build"]);
+    assert_eq!(tree(outside.path()), BTreeSet::new(), "nothing was written through the link\n{out}");
+    assert_eq!(env.read("packages/app/dist/out.txt"), "payload", "{out}");
+}
+
+#[test]
+fn same_size_rewrites_between_runs_are_never_missed() {
+    let env = TestEnv::new();
+    app(&env, "mkdir -p dist && cp src/v.txt dist/v.txt", "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]");
+    // Each value has the same size and is written in place (same inode),
+    // right after the previous run: only the content tells them apart.
+    for round in 0..3 {
+        for v in ["1", "2", "3"] {
+            env.write("packages/app/src/v.txt", v);
+            env.clear_log();
+            let out = ok(&env, &["run", "build"]);
+            assert_eq!(env.read("packages/app/dist/v.txt"), v, "round {round}\n{out}");
+            if round > 0 {
+                assert_all_hits(&env, &out, 1);
+            }
+        }
+    }
 }
 
 #[test]
@@ -717,6 +781,11 @@ fn corrupt_entry_truncated_inside_the_header() {
         bytes.truncate(MAGIC.len() + 8 + 10);
         bytes
     });
+}
+
+#[test]
+fn corrupt_entry_empty_file() {
+    corrupt_case(|_, _, _| Vec::new());
 }
 
 #[test]
@@ -861,7 +930,7 @@ fn kill_9_during_cache_writes_never_leaves_a_bad_entry() {
         let running = env.vx_command(&["run", "build", "--force"]).spawn();
         if i % 2 == 0 {
             // Anywhere from before the task starts to after it ends.
-            std::thread::sleep(Duration::from_millis(i * 20));
+            std::thread::sleep(Duration::from_millis(i * 7));
         } else {
             // Right after the task's last line, while vx packs and writes.
             running.wait_for_stdout("app#build: built");
@@ -877,6 +946,7 @@ fn kill_9_during_cache_writes_never_leaves_a_bad_entry() {
     for round in 0..2 {
         for n in 0..3 {
             env.write("packages/app/src/n.txt", &n.to_string());
+            env.clear_log();
             let out = ok(&env, &["run", "build"]);
             assert_eq!(out.summary().failed, 0, "{out}");
             assert_eq!(env.read("packages/app/dist/which.txt"), n.to_string(), "round {round}\n{out}");
@@ -926,6 +996,36 @@ fn two_concurrent_vx_processes_share_one_cache() {
         }
     }
     assert_store_verifies(&shared);
+}
+
+#[test]
+fn two_concurrent_vx_processes_in_one_workspace() {
+    let env = TestEnv::new();
+    root(&env, "");
+    for i in 0..8 {
+        let name = format!("p{i}");
+        let cmd = format!("{} && mkdir -p dist && cp src/f.txt dist/f.txt", log(&name));
+        project(&env, &name, &[], &[task("build", &cmd, "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]")]);
+        env.write(&format!("packages/{name}/src/f.txt"), &name);
+    }
+    let args = ["run", "build", "--concurrency", "4"];
+    let (r1, r2) = (env.vx_command(&args).spawn(), env.vx_command(&args).spawn());
+    let (o1, o2) = (r1.finish(), r2.finish());
+    o1.assert_success();
+    o2.assert_success();
+    for out in [&o1, &o2] {
+        assert!(!out.stderr.contains("warning"), "no warning from either process\n{out}");
+    }
+    let keys = assert_store_verifies(&store(&env));
+    assert_eq!(keys.len(), 8, "one entry per task: {keys:?}");
+    env.clear_log();
+    for i in 0..8 {
+        std::fs::remove_dir_all(env.path(&format!("packages/p{i}/dist"))).expect("remove dist");
+    }
+    assert_all_hits(&env, &ok(&env, &args), 8);
+    for i in 0..8 {
+        assert_eq!(env.read(&format!("packages/p{i}/dist/f.txt")), format!("p{i}"));
+    }
 }
 
 // ---------------------------------------------------------------------
@@ -1036,6 +1136,27 @@ fn cache_dir_can_be_moved_by_flag_variable_and_config() {
     assert_all_hits(&env, &ok(&env, &["run", "build"]), 1);
 }
 
+#[test]
+fn why_dry_and_stats_use_the_cache_dir_from_the_environment() {
+    let env = TestEnv::new();
+    sized_projects(&env, 1, 10, "");
+    let var = ("VX_CACHE_DIR", "elsewhere");
+    ok_with(&env, var, &["run", "build"]);
+    assert_eq!(entry_files(&env.path("elsewhere")).len(), 1);
+    let plan = env.vx_command(&["run", "build", "--dry=json"]).env(var.0, var.1).output();
+    plan.assert_success();
+    let plan: Value = serde_json::from_str(&plan.stdout).expect("dry json");
+    assert_eq!(planned(&plan, "p0#build")["cache_status"], "hit-local", "{plan:#}");
+    let stats = ok_with(&env, var, &["cache", "stats", "--format", "json"]);
+    let stats: Value = serde_json::from_str(&stats.stdout).expect("stats json");
+    assert_eq!(stats["entries"], 1, "{stats:#}");
+    let (doc, changes) = why(&env, "p0#build", var);
+    assert_eq!(changes, vec![], "{doc:#}");
+    assert_eq!(doc["cached"], true, "vx why looks in the same store the run used: {doc:#}");
+    env.clear_log();
+    assert_all_hits(&env, &ok_with(&env, var, &["run", "build"]), 1);
+}
+
 // ---------------------------------------------------------------------
 // --force and --cache.
 // ---------------------------------------------------------------------
@@ -1114,43 +1235,62 @@ fn cache_local_w_writes_but_never_reads() {
 // History, vx last, vx why, --dry=json.
 // ---------------------------------------------------------------------
 
+/// Pastes `line` into `sh -c` at the workspace root, with the `vx` under
+/// test first on `PATH` and tasks logging to `log_file`; panics unless it
+/// succeeds.
+fn paste(env: &TestEnv, line: &str, log_file: &Path) {
+    let vx_dir = crate::common::vx_bin().parent().expect("vx has a directory").to_path_buf();
+    let path = format!("{}:{}", vx_dir.display(), std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
+    #[expect(clippy::disallowed_methods, reason = "the test pastes `vx last` into a shell, as a person would")]
+    let replay = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(env.root())
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", env.path(".replay-home"))
+        .env("NO_COLOR", "1")
+        .env("VX_TEST_LOG", log_file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run sh");
+    assert!(
+        replay.status.success(),
+        "the pasted line `{line}` failed\n{}{}",
+        String::from_utf8_lossy(&replay.stdout),
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
 #[test]
 fn vx_last_prints_a_line_that_runs_the_same_again() {
     let env = TestEnv::new();
     root(&env, "");
     // Uncached, so that running it again runs it again.
     project(&env, "app", &[], &[task("build", &log("app"), "")]);
-    project(&env, "odd name", &[], &[task("build", &log("odd"), "")]);
+    project(&env, "other", &[], &[task("build", &log("other"), "")]);
     ok(&env, &["run", "build", "--filter", "app", "--tag", "why=two words 'quoted'"]);
     assert_eq!(ran(&env), words(&["app"]));
     let line = ok(&env, &["last"]).stdout;
     assert_eq!(line.lines().count(), 1, "one line: {line:?}");
     assert!(line.starts_with("vx run build"), "{line:?}");
-
-    let vx_dir = crate::common::vx_bin().parent().expect("vx has a directory").to_path_buf();
-    let path = format!("{}:{}", vx_dir.display(), std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
     let log_file = env.path("replay-log.txt");
-    #[expect(clippy::disallowed_methods, reason = "the test pastes `vx last` into a shell, as a person would")]
-    let replay = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line.trim_end())
-        .current_dir(env.root())
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", env.path(".replay-home"))
-        .env("NO_COLOR", "1")
-        .env("VX_TEST_LOG", &log_file)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run sh");
-    let replay_out = String::from_utf8_lossy(&replay.stdout);
-    assert!(replay.status.success(), "the pasted line failed\n{replay_out}{}", String::from_utf8_lossy(&replay.stderr));
+    paste(&env, line.trim_end(), &log_file);
     assert_eq!(std::fs::read_to_string(&log_file).unwrap_or_default(), "app\n", "the same task ran again");
     let history = ok(&env, &["history", "--format", "json"]);
     let rows: Value = serde_json::from_str(&history.stdout).expect("history json");
     assert_eq!(rows[0]["command"], rows[1]["command"], "the same command line was recorded\n{history}");
     assert_eq!(rows[0]["tags"], rows[1]["tags"], "with the same tags\n{history}");
     assert_eq!(rows[0]["tags"][0]["value"], "two words 'quoted'", "{history}");
+
+    // Run inside a project: pasted at the root, it runs that project's task.
+    env.vx_in("packages/other", &["run", "build"]).assert_success();
+    assert_eq!(ran(&env), words(&["other"]));
+    let line = ok(&env, &["last"]).stdout;
+    assert_eq!(line.lines().count(), 1, "one line: {line:?}");
+    std::fs::remove_file(&log_file).expect("clear the replay log");
+    paste(&env, line.trim_end(), &log_file);
+    assert_eq!(std::fs::read_to_string(&log_file).unwrap_or_default(), "other\n", "`{}`", line.trim_end());
 }
 
 #[test]

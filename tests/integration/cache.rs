@@ -963,6 +963,38 @@ fn kill_9_during_cache_writes_never_leaves_a_bad_entry() {
 }
 
 #[test]
+fn kill_9_during_restores_never_leaves_wrong_outputs() {
+    let env = TestEnv::new();
+    app(
+        &env,
+        "mkdir -p dist && head -c 8000000 /dev/urandom > dist/big.bin && cp src/n.txt dist/which.txt",
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
+    );
+    env.write("packages/app/src/n.txt", "0");
+    ok(&env, &["run", "build"]);
+    let digest = |env: &TestEnv| blake3::hash(&std::fs::read(env.path("packages/app/dist/big.bin")).expect("big.bin"));
+    let original = digest(&env);
+    for i in 0..12u64 {
+        if i % 3 == 0 {
+            std::fs::remove_dir_all(env.path("packages/app/dist")).expect("remove dist");
+        } else {
+            env.write("packages/app/dist/big.bin", "damaged");
+        }
+        let running = env.vx_command(&["run", "build"]).spawn();
+        std::thread::sleep(Duration::from_millis(i * 4));
+        running.signal(Signal::SIGKILL);
+        running.finish();
+        assert_nothing_left(&env, &[], &"after the kill");
+        env.clear_log();
+        let out = ok(&env, &["run", "build"]);
+        assert_all_hits(&env, &out, 1);
+        assert_eq!(digest(&env), original, "the restored output is the stored one\n{out}");
+        assert_eq!(env.read("packages/app/dist/which.txt"), "0", "{out}");
+    }
+    assert_store_verifies(&store(&env));
+}
+
+#[test]
 fn two_concurrent_vx_processes_share_one_cache() {
     let (a, b) = (TestEnv::new(), TestEnv::new());
     let shared = a.root().parent().expect("parent").join("shared-cache");
@@ -1264,7 +1296,8 @@ fn paste(env: &TestEnv, line: &str, log_file: &Path) {
 
 #[test]
 fn vx_last_prints_a_line_that_runs_the_same_again() {
-    let env = TestEnv::new();
+    // A workspace path a shell would split or choke on unquoted.
+    let env = TestEnv::with_workspace_dir("it's a $ws");
     root(&env, "");
     // Uncached, so that running it again runs it again.
     project(&env, "app", &[], &[task("build", &log("app"), "")]);

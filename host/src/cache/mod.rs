@@ -24,6 +24,7 @@ mod history;
 mod inputs;
 mod key;
 mod mode;
+mod remote;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ pub use history::{History, Invocation, TaskRunRecord};
 pub use inputs::{GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
+pub use remote::RemoteTier;
 pub use store::{LocalStore, Lookup, StoreStats};
 
 use crate::config::{Task, Workspace};
@@ -58,6 +60,9 @@ pub struct Cache {
     nested: std::collections::HashMap<PathBuf, Vec<PathBuf>>,
     max_size: u64,
     max_age: Duration,
+    /// `[cache] remote`, when it names a usable cache-backend plugin and
+    /// `--cache` gives the remote tier any access.
+    pub remote: Option<RemoteTier>,
 }
 
 /// Where vx keeps its state for a workspace.
@@ -81,7 +86,13 @@ impl Cache {
             nested: nested_projects(ws),
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
+            remote: None,
         };
+        if let Some(name) = &ws.cache.remote
+            && (mode.remote.read || mode.remote.write)
+        {
+            cache.remote = Some(RemoteTier::new(ws, name));
+        }
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
     }
@@ -89,15 +100,19 @@ impl Cache {
     /// Whether keys are needed at all (any tier read or written).
     pub fn enabled(&self) -> bool {
         let m = self.mode;
-        m.local.read || m.local.write
+        m.local.read || m.local.write || (self.remote.is_some() && (m.remote.read || m.remote.write))
     }
 
     pub fn reads(&self) -> bool {
-        self.mode.local.read && !self.force
+        (self.mode.local.read || self.remote_reads()) && !self.force
     }
 
     pub fn writes(&self) -> bool {
-        self.mode.local.write
+        self.mode.local.write || (self.remote.is_some() && self.mode.remote.write)
+    }
+
+    fn remote_reads(&self) -> bool {
+        self.remote.is_some() && self.mode.remote.read
     }
 
     fn global_inputs(&self, ws: &Workspace) -> Result<Vec<(String, blake3::Hash)>> {
@@ -189,7 +204,37 @@ impl Cache {
     /// Looks a key up in the local store, unless reads are off (`--force`,
     /// `--cache local:w`).
     pub fn lookup(&self, key: &CacheKey) -> Lookup {
-        if self.reads() { self.store.get(key) } else { Lookup::Miss }
+        if self.reads() && self.mode.local.read { self.store.get(key) } else { Lookup::Miss }
+    }
+
+    /// Looks a key up locally, then in the remote tier; `true` with a hit
+    /// that came from the remote. A remote hit is verified like a local
+    /// one and written to the local store (when it is writable); a remote
+    /// entry that does not verify is a warning and a miss.
+    pub fn lookup_tiers(&self, key: &CacheKey) -> (Lookup, bool) {
+        let local = self.lookup(key);
+        if !matches!(local, Lookup::Miss) || !self.remote_reads() || self.force {
+            return (local, false);
+        }
+        let Some(remote) = &self.remote else { return (local, false) };
+        let Some(bytes) = remote.get(&key.0) else { return (Lookup::Miss, false) };
+        match Entry::decode(&bytes, key) {
+            Ok(entry) => {
+                if self.mode.local.write
+                    && let Err(e) = self.store.put(key, &bytes)
+                {
+                    eprintln!("vx: warning: could not keep a remote cache hit locally: {e}");
+                }
+                (Lookup::Hit(Box::new(entry)), true)
+            }
+            Err(why) => {
+                eprintln!(
+                    "vx: warning: the remote cache returned an invalid entry for {} ({why}); running the task",
+                    key.0
+                );
+                (Lookup::Miss, false)
+            }
+        }
     }
 
     /// Restores a hit's outputs into the project.
@@ -232,6 +277,12 @@ impl Cache {
             manifest,
         };
         let bytes = Entry::encode(header, log, &archive);
+        if let (Some(remote), true) = (&self.remote, self.mode.remote.write) {
+            remote.put(&key.0, Arc::new(bytes.clone()));
+        }
+        if !self.mode.local.write {
+            return Ok(());
+        }
         self.store.put(key, &bytes).map_err(|e| format!("could not write the cache entry: {e}"))
     }
 

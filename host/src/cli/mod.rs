@@ -5,7 +5,10 @@ mod args;
 mod cache_cmd;
 mod history;
 mod last;
+mod plugin_cmd;
+mod plugin_new;
 mod record;
+mod report;
 mod run;
 mod show;
 mod why;
@@ -44,6 +47,7 @@ enum Commands {
     History(history::HistoryArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
+    Plugin(plugin_cmd::PluginArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {
@@ -81,6 +85,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::History(a) => history::cmd_history(a, &cwd),
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
+        Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }

@@ -93,6 +93,15 @@ pub struct RunArgs {
     /// Label this invocation (KEY=VALUE, repeatable), kept in history.
     #[arg(long, value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
+
+    /// Render the run with a reporter: `markdown` (built in) or a reporter
+    /// plugin configured in `[plugins.NAME]`.
+    #[arg(long, value_name = "NAME")]
+    pub report: Option<String>,
+
+    /// Write the report to PATH instead of stdout.
+    #[arg(long, value_name = "PATH", requires = "report")]
+    pub report_file: Option<PathBuf>,
 }
 
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
@@ -167,6 +176,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Ok(0);
     }
 
+    let reporter = args.report.as_deref().map(|name| super::report::Reporter::open(&ws, name)).transpose()?;
     let opts = RunOptions { concurrency, continue_mode, output_logs, log_order, timeout, color: color_enabled() };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -181,5 +191,13 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         None => 0,
     };
     record_run(&ws, argv, cwd, &tags, started, code, &outcome);
+    if let Some(reporter) = reporter {
+        let file = args.report_file.map(|p| cwd.join(p));
+        if let Err(e) = reporter.write(&outcome.summary, argv, started, &tags, file.as_deref()) {
+            // The run is over: its own failure decides the exit code first.
+            eprintln!("vx: error: {e}");
+            return Ok(if code == 0 { e.exit_code() } else { code });
+        }
+    }
     Ok(code)
 }

@@ -1,4 +1,43 @@
 //! WebAssembly plugins behind the WIT interfaces in `wit/` (DESIGN §7):
-//! executors, cache backends, reporters. The only module that will name
-//! wasmtime types. Not built yet; tasks whose `executor` is not `local` are
-//! refused with an error that says so.
+//! reporters and cache backends (executors are classified and refused for
+//! now). The only module that names wasmtime types.
+//!
+//! | file        | owns |
+//! |-------------|------|
+//! | `engine`    | the one `Engine`, its epoch ticker, the compiled-component cache |
+//! | `bindings`  | `bindgen!` per world from `wit/v0.1` |
+//! | `state`     | a store's data: WASI from grants only, wasi:http's `allow-hosts` check, vx's `host` imports, the memory limiter |
+//! | `grants`    | `[plugins.NAME]` grants and limits |
+//! | `lock`      | pins in `vx.lock` |
+//! | `load`      | load, pin check, classify, link check, calls under limits |
+//! | `calls`     | the typed calls and the checks on what plugins return |
+//! | `error`     | `PluginError`, naming the plugin and the key that mends it |
+//!
+//! Calls are synchronous: vx makes them from blocking threads (or outside
+//! the async runtime), each in a fresh `Store`. A call is stopped by its CPU
+//! budget (the thread's CPU time, checked every epoch tick), its wall-clock
+//! timeout (the same check; HTTP requests carry it as their timeouts) or
+//! its memory limit.
+
+mod bindings;
+mod calls;
+mod engine;
+mod error;
+mod grants;
+mod load;
+mod lock;
+mod state;
+
+pub use calls::{Info, RunReport, parse_version};
+pub use engine::{Origin, cache_dir as compiled_cache_dir, is_compiled};
+pub use error::{PluginError, PluginErrorKind};
+pub use grants::{Grants, HostPattern, Limits};
+pub use load::{
+    LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
+};
+pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
+
+/// The engine, for `vx plugin list` (whether a compiled artifact exists).
+pub fn compiled(hash: &blake3::Hash) -> bool {
+    engine::engine().is_ok_and(|e| is_compiled(e, hash))
+}

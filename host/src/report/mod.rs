@@ -2,6 +2,7 @@
 //! colour when it helps, and the final summary. The run loop reports
 //! events; this module decides how they look.
 
+pub mod markdown;
 mod style;
 mod summary;
 mod terminal;

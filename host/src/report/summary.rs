@@ -48,12 +48,22 @@ pub struct TaskResult {
     pub key: Option<String>,
     /// The exit code of the task's main process, when it ran and exited.
     pub exit_code: Option<i32>,
+    /// The last lines of a failed task's output, for reports.
+    pub log_tail: Option<String>,
 }
 
 impl TaskResult {
     /// A result for a task that never ran.
     pub fn not_run(id: String, status: TaskStatus) -> TaskResult {
-        TaskResult { id, status, duration: Duration::ZERO, cache: CacheOutcome::Uncached, key: None, exit_code: None }
+        TaskResult {
+            id,
+            status,
+            duration: Duration::ZERO,
+            cache: CacheOutcome::Uncached,
+            key: None,
+            exit_code: None,
+            log_tail: None,
+        }
     }
 }
 

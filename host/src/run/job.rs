@@ -31,6 +31,9 @@ const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
 const READY_POLL: Duration = Duration::from_millis(50);
 /// Lines kept to explain a persistent task that died before it was ready.
 const TAIL_LINES: usize = 10;
+/// Lines of a failed task's output kept for reports (`--report`).
+const LOG_TAIL_LINES: usize = 20;
+const LOG_TAIL_BYTES: usize = 4096;
 
 /// What makes a task persistent: its readiness rule and how vx stops it.
 #[derive(Debug)]
@@ -96,20 +99,25 @@ impl Job {
         let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
         if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
             && c.cache.reads()
-            && self.try_hit(c, key).await
+            && let Some(tier) = self.try_hit(c, key).await
         {
             let result = TaskResult {
                 id: self.id,
                 status: TaskStatus::Succeeded,
                 duration: start.elapsed(),
-                cache: CacheOutcome::Local,
+                cache: tier,
                 key: key_text,
                 exit_code: Some(0),
+                log_tail: None,
             };
             return (self.node, result, keyed.map(|(_, m)| m));
         }
-        let (status, log, exit_code) = self.run_process(key_text.as_deref(), cacheable).await;
+        // The log is kept for the cache and, for a task that ends, for the
+        // report's log tail; a persistent task's would grow without end.
+        let keep_log = cacheable || self.persistent.is_none();
+        let (status, log, exit_code) = self.run_process(key_text.as_deref(), keep_log).await;
         let duration = start.elapsed();
+        let log_tail = (status != TaskStatus::Succeeded).then(|| log_tail(&log)).flatten();
         let manifest = keyed.as_ref().map(|(_, m)| m.clone());
         if let (true, TaskStatus::Succeeded, Some(c), Some((key, manifest))) = (cacheable, &status, &self.cache, keyed)
             && c.cache.writes()
@@ -123,7 +131,8 @@ impl Job {
         }
         self.term.finished(&self.id, status == TaskStatus::Succeeded);
         let outcome = if cacheable { CacheOutcome::Miss } else { CacheOutcome::Uncached };
-        (self.node, TaskResult { id: self.id, status, duration, cache: outcome, key: key_text, exit_code }, manifest)
+        let result = TaskResult { id: self.id, status, duration, cache: outcome, key: key_text, exit_code, log_tail };
+        (self.node, result, manifest)
     }
 
     /// Computes the key once the dependencies' keys are known; records it
@@ -163,30 +172,30 @@ impl Job {
 
     /// Looks the key up and restores a hit. A corrupt entry or a refused
     /// restore is a warning and a miss, never a failure.
-    async fn try_hit(&self, c: &CacheJob, key: &CacheKey) -> bool {
+    async fn try_hit(&self, c: &CacheJob, key: &CacheKey) -> Option<CacheOutcome> {
         let (cache, dir, task, key_owned) = (c.cache.clone(), c.project_dir.clone(), c.task.clone(), key.clone());
-        let found = tokio::task::spawn_blocking(move || match cache.lookup(&key_owned) {
-            Lookup::Hit(entry) => match cache.restore(&dir, &task, &entry) {
-                Ok(_) => Ok(Some(entry)),
+        let found = tokio::task::spawn_blocking(move || match cache.lookup_tiers(&key_owned) {
+            (Lookup::Hit(entry), remote) => match cache.restore(&dir, &task, &entry) {
+                Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
                 Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
             },
-            Lookup::Miss => Ok(None),
-            Lookup::Corrupt(why) => Err(format!("its cache entry was corrupt ({why}) and is removed; running it")),
+            (Lookup::Miss, _) => Ok(None),
+            (Lookup::Corrupt(why), _) => Err(format!("its cache entry was corrupt ({why}) and is removed; running it")),
         })
         .await;
         match found {
-            Ok(Ok(Some(entry))) => {
+            Ok(Ok(Some((entry, tier)))) => {
                 self.term.cached(&self.id, &key.0, &entry.log);
-                true
+                Some(tier)
             }
-            Ok(Ok(None)) => false,
+            Ok(Ok(None)) => None,
             Ok(Err(why)) => {
                 self.term.note(&self.id, &format!("warning: {why}"));
-                false
+                None
             }
             Err(e) => {
                 self.term.note(&self.id, &format!("warning: cache lookup failed ({e}); running it"));
-                false
+                None
             }
         }
     }
@@ -397,6 +406,22 @@ impl Job {
             Some(how) => TaskStatus::Failed(how),
         }
     }
+}
+
+/// The last lines of a task's output (at most `LOG_TAIL_LINES` lines and
+/// `LOG_TAIL_BYTES` bytes), for reports; `None` when it printed nothing.
+fn log_tail(log: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(log);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tail = lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n");
+    if tail.len() > LOG_TAIL_BYTES {
+        let mut start = tail.len() - LOG_TAIL_BYTES;
+        while !tail.is_char_boundary(start) {
+            start += 1;
+        }
+        tail = tail[start..].to_string();
+    }
+    (!tail.trim().is_empty()).then_some(tail)
 }
 
 /// Whether a `port` or `path` readiness rule holds now.

@@ -1,0 +1,217 @@
+//! The typed calls vx makes: `info` on any plugin, `render` on reporters,
+//! `exists`/`get`/`put` on cache backends. Every result a plugin returns is
+//! checked before vx uses it.
+
+use std::sync::Arc;
+
+use wasmtime::component::Resource;
+
+use super::bindings::PluginInfo;
+use super::bindings::reporter::exports::vx::plugin::report;
+use super::error::{PluginError, PluginErrorKind};
+use super::load::{LoadedPlugin, World};
+use super::state::{BlobReader, BlobWriter};
+use crate::report::{CacheOutcome, RunSummary, TaskStatus};
+
+/// A report is refused past this size.
+pub const MAX_REPORT: usize = 256 << 20;
+/// A downloaded cache entry is refused past this size.
+pub const MAX_BLOB: usize = 4 << 30;
+
+/// What a plugin says about itself, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Info {
+    pub name: String,
+    pub version: String,
+    pub min_vx_version: Option<String>,
+    pub config_schema: Option<String>,
+    pub requests: Vec<String>,
+}
+
+impl LoadedPlugin {
+    /// Calls the plugin's `info` and checks the answer.
+    pub fn info(&self) -> Result<Info, PluginError> {
+        let raw: PluginInfo = self.call("info", |exports, store| match self.world {
+            World::Reporter => exports.reporter(store)?.vx_plugin_report().call_info(store),
+            World::CacheBackend => exports.cache_backend(store)?.vx_plugin_cache().call_info(store),
+            World::Executor => Err(wasmtime::format_err!("executor plugins are not supported")),
+        })?;
+        let bad = |m: String| PluginError::new(self.name(), "info", PluginErrorKind::Returned, m);
+        let plain = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_graphic());
+        if !plain(&raw.name) {
+            return Err(bad(format!("it returned an invalid name {:?}", cut(&raw.name))));
+        }
+        if parse_version(&raw.version).is_none() {
+            return Err(bad(format!(
+                "it returned an invalid version {:?}; expected MAJOR.MINOR.PATCH",
+                cut(&raw.version)
+            )));
+        }
+        if let Some(min) = &raw.min_vx_version {
+            let Some(min_v) = parse_version(min) else {
+                return Err(bad(format!("it returned an invalid min-vx-version {:?}", cut(min))));
+            };
+            let ours = parse_version(env!("CARGO_PKG_VERSION")).unwrap_or_default();
+            if min_v > ours {
+                return Err(PluginError::load(
+                    self.name(),
+                    format!("it needs vx ≥ {min}, and this is vx {}", env!("CARGO_PKG_VERSION")),
+                ));
+            }
+        }
+        if raw.requests.len() > 100 || raw.requests.iter().any(|r| !r.contains('=') || r.len() > 500) {
+            return Err(bad("it returned malformed requests; each is KEY=VALUE, like env=TOKEN".to_string()));
+        }
+        Ok(Info {
+            name: raw.name,
+            version: raw.version,
+            min_vx_version: raw.min_vx_version,
+            config_schema: raw.config_schema,
+            requests: raw.requests,
+        })
+    }
+
+    /// Renders a finished run through a reporter plugin.
+    pub fn render(&self, run: &RunReport<'_>) -> Result<Vec<u8>, PluginError> {
+        let wit = run.to_wit();
+        let out =
+            self.call("render", |exports, store| exports.reporter(store)?.vx_plugin_report().call_render(store, &wit))?;
+        let bytes = out.map_err(|e| PluginError::returned(self.name(), "render", e))?;
+        if bytes.len() > MAX_REPORT {
+            return Err(PluginError::new(
+                self.name(),
+                "render",
+                PluginErrorKind::Returned,
+                "its report is larger than 256 MiB",
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Which of `keys` the remote has, one answer per key.
+    pub fn cache_exists(&self, keys: &[String]) -> Result<Vec<bool>, PluginError> {
+        let answer = self.call("exists", |exports, store| {
+            exports.cache_backend(store)?.vx_plugin_cache().call_exists(store, keys)
+        })?;
+        let found = answer.map_err(|e| PluginError::returned(self.name(), "exists", e))?;
+        if found.len() != keys.len() {
+            return Err(PluginError::new(
+                self.name(),
+                "exists",
+                PluginErrorKind::Returned,
+                format!("it answered {} times for {} keys", found.len(), keys.len()),
+            ));
+        }
+        Ok(found)
+    }
+
+    /// Downloads the entry of `key`; `None` on a miss.
+    pub fn cache_get(&self, key: &str) -> Result<Option<Vec<u8>>, PluginError> {
+        let (hit, data) = self.call("get", |exports, store| {
+            let backend = exports.cache_backend(store)?;
+            let sink: Resource<BlobWriter> =
+                store.data_mut().table.push(BlobWriter { data: Vec::new(), cap: MAX_BLOB })?;
+            let borrowed = Resource::new_borrow(sink.rep());
+            let result = backend.vx_plugin_cache().call_get(&mut *store, key, borrowed);
+            let writer = store.data_mut().table.delete(sink)?;
+            Ok((result?, writer.data))
+        })?;
+        match hit.map_err(|e| PluginError::returned(self.name(), "get", e))? {
+            true => Ok(Some(data)),
+            false => Ok(None),
+        }
+    }
+
+    /// Uploads `bytes` as the entry of `key`.
+    pub fn cache_put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), PluginError> {
+        let size = bytes.len() as u64;
+        let result = self.call("put", |exports, store| {
+            let backend = exports.cache_backend(store)?;
+            let source: Resource<BlobReader> = store.data_mut().table.push(BlobReader { data: bytes, pos: 0 })?;
+            let borrowed = Resource::new_borrow(source.rep());
+            let result = backend.vx_plugin_cache().call_put(&mut *store, key, size, borrowed);
+            store.data_mut().table.delete(source)?;
+            result
+        })?;
+        result.map_err(|e| PluginError::returned(self.name(), "put", e))
+    }
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+/// `1.2.3` (a pre-release or build suffix is ignored).
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let core = text.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(v)
+}
+
+/// What a reporter gets about a run.
+#[derive(Debug)]
+pub struct RunReport<'a> {
+    pub argv: &'a [String],
+    pub started_unix_ms: u64,
+    pub tags: &'a [(String, String)],
+    pub summary: &'a RunSummary,
+}
+
+impl RunReport<'_> {
+    fn to_wit(&self) -> report::Run {
+        let tasks = self
+            .summary
+            .results
+            .iter()
+            .map(|r| {
+                let (project, task) = r.id.rsplit_once('#').unwrap_or(("", &r.id));
+                let (status, message) = match &r.status {
+                    TaskStatus::Succeeded => (report::Status::Ok, None),
+                    TaskStatus::Failed(why) => (report::Status::Failed, Some(why.clone())),
+                    TaskStatus::TimedOut(d) => (
+                        report::Status::TimedOut,
+                        Some(format!("timed out after {}", crate::report::format_duration(*d))),
+                    ),
+                    TaskStatus::Cancelled => (report::Status::Cancelled, Some("interrupted".to_string())),
+                    TaskStatus::Skipped(why) => (report::Status::Skipped, Some(why.clone())),
+                };
+                report::TaskResult {
+                    project: project.to_string(),
+                    task: task.to_string(),
+                    status,
+                    cache: match r.cache {
+                        CacheOutcome::Local => report::Tier::Local,
+                        CacheOutcome::Remote => report::Tier::Remote,
+                        CacheOutcome::Uncached | CacheOutcome::Miss => report::Tier::None,
+                    },
+                    duration_ms: r.duration.as_millis() as u64,
+                    exit_code: r.exit_code,
+                    message,
+                    log_tail: r.log_tail.clone(),
+                }
+            })
+            .collect();
+        report::Run {
+            argv: self.argv.to_vec(),
+            vx_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_unix_ms: self.started_unix_ms,
+            duration_ms: self.summary.wall.as_millis() as u64,
+            tags: self.tags.to_vec(),
+            tasks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("1.2.3"), Some((1, 2, 3)));
+        assert_eq!(parse_version("0.1.0-beta.1"), Some((0, 1, 0)));
+        assert_eq!(parse_version("1.2"), None);
+        assert_eq!(parse_version("x"), None);
+    }
+}

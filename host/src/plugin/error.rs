@@ -1,0 +1,77 @@
+//! What goes wrong in a plugin, as the user reads it: always naming the
+//! plugin and the call, and for a limit, the `vx.toml` key that raises it.
+
+use std::fmt;
+
+use super::bindings::WitError;
+
+/// A failed plugin call or load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginError {
+    pub plugin: String,
+    /// The export called (`render`, `exists`, …) or `load`.
+    pub call: String,
+    pub kind: PluginErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginErrorKind {
+    /// The plugin returned its own `error` value.
+    Returned,
+    /// It trapped (a panic, an invalid operation, a bad return value).
+    Trapped,
+    /// It used up its CPU budget or its wall-clock call timeout.
+    OutOfTime,
+    /// It asked for more memory than its limit.
+    OutOfMemory,
+    /// It could not be loaded (file, pin, component, link).
+    Load,
+}
+
+impl PluginError {
+    pub fn new(plugin: &str, call: &str, kind: PluginErrorKind, message: impl Into<String>) -> PluginError {
+        PluginError { plugin: plugin.to_string(), call: call.to_string(), kind, message: message.into() }
+    }
+
+    pub fn load(plugin: &str, message: impl Into<String>) -> PluginError {
+        PluginError::new(plugin, "load", PluginErrorKind::Load, message)
+    }
+
+    /// The plugin's own error value, turned into a message.
+    pub fn returned(plugin: &str, call: &str, err: WitError) -> PluginError {
+        let text = match err {
+            WitError::InvalidConfig(m) => format!("invalid config: {m}"),
+            WitError::Denied(m) => format!("denied: {m}"),
+            WitError::Unavailable(m) => format!("unavailable: {m}"),
+            WitError::Failed(m) => m,
+        };
+        PluginError::new(plugin, call, PluginErrorKind::Returned, text)
+    }
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == PluginErrorKind::Load {
+            write!(f, "plugin `{}`: {}", self.plugin, self.message)
+        } else {
+            write!(f, "plugin `{}` failed in `{}`: {}", self.plugin, self.call, self.message)
+        }
+    }
+}
+
+impl std::error::Error for PluginError {}
+
+impl From<PluginError> for crate::Error {
+    fn from(e: PluginError) -> crate::Error {
+        let hint = match e.kind {
+            PluginErrorKind::OutOfTime | PluginErrorKind::OutOfMemory => {
+                format!("raise the limit in `[plugins.{}].limits` in vx.toml if the plugin needs it", e.plugin)
+            }
+            PluginErrorKind::Load => format!("check `[plugins.{}]` in vx.toml and `vx plugin list`", e.plugin),
+            _ => format!("this is the plugin's own failure; see `vx plugin list` for `{}`", e.plugin),
+        };
+        let kind = if e.kind == PluginErrorKind::Load { crate::ErrorKind::Config } else { crate::ErrorKind::Internal };
+        crate::Error::new(kind, e.to_string()).with_hint(hint)
+    }
+}

@@ -1,0 +1,418 @@
+//! Loading a plugin: read its bytes, check its pin, get the compiled
+//! component (cache or compile), classify it by its export, link-check it
+//! once into an `InstancePre`, and make calls under its limits.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::bindings::{cache_backend, reporter};
+use super::engine::{Origin, engine, load_component};
+use super::error::{PluginError, PluginErrorKind};
+use super::grants::{Grants, Limits};
+use super::lock::read_pin;
+use super::state::{LogRecord, PluginContext, State, Stop, mib};
+use crate::config::PluginSettings;
+
+/// Plugin files larger than this are refused before hashing.
+pub const MAX_PLUGIN_SIZE: u64 = 256 << 20;
+/// The export versions this vx loads (wit/README.md, "Compatibility").
+pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report}@0.1.*";
+
+/// The world a plugin implements, known from its one vx export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum World {
+    Reporter,
+    CacheBackend,
+    Executor,
+}
+
+impl World {
+    pub fn name(self) -> &'static str {
+        match self {
+            World::Reporter => "reporter",
+            World::CacheBackend => "cache-backend",
+            World::Executor => "executor",
+        }
+    }
+
+    fn from_interface(interface: &str) -> Option<World> {
+        match interface {
+            "vx:plugin/report" => Some(World::Reporter),
+            "vx:plugin/cache" => Some(World::CacheBackend),
+            "vx:plugin/exec" => Some(World::Executor),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Pre {
+    Reporter(reporter::ReporterPre<State>),
+    CacheBackend(cache_backend::CacheBackendPre<State>),
+}
+
+/// A plugin ready to be called: compiled, classified and link-checked.
+pub struct LoadedPlugin {
+    pub ctx: Arc<PluginContext>,
+    pub world: World,
+    /// The full export name, e.g. `vx:plugin/report@0.1.0`.
+    pub export: String,
+    pub hash: blake3::Hash,
+    pub size: u64,
+    pub origin: Origin,
+    pre: Pre,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin").field("name", &self.ctx.name).field("export", &self.export).finish()
+    }
+}
+
+/// Reads and hashes a plugin file, refusing anything too large.
+pub fn read_plugin_file(name: &str, path: &Path) -> Result<(Vec<u8>, blake3::Hash), PluginError> {
+    let meta = std::fs::metadata(path).map_err(|e| PluginError::load(name, format!("{}: {e}", path.display())))?;
+    if meta.len() > MAX_PLUGIN_SIZE {
+        return Err(PluginError::load(name, format!("{} is larger than {}", path.display(), mib(MAX_PLUGIN_SIZE))));
+    }
+    let bytes = std::fs::read(path).map_err(|e| PluginError::load(name, format!("{}: {e}", path.display())))?;
+    let hash = blake3::hash(&bytes);
+    Ok((bytes, hash))
+}
+
+/// Loads `[plugins.NAME]` of the workspace at `root`, refusing a file that
+/// does not match its pin in `vx.lock`.
+pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Result<LoadedPlugin, PluginError> {
+    let (bytes, hash) = read_plugin_file(name, &settings.path)?;
+    let shown = settings.path.strip_prefix(root).unwrap_or(&settings.path).display().to_string();
+    let repin = format!("if the new file is intended, re-pin it with `vx plugin add {shown} --name {name} --force`");
+    match read_pin(root, name).map_err(|m| PluginError::load(name, m))? {
+        None => return Err(PluginError::load(name, format!("{shown} is not pinned in vx.lock; {repin}"))),
+        Some(pin) if pin.blake3 != hash.to_hex().as_str() => {
+            return Err(PluginError::load(
+                name,
+                format!(
+                    "{shown} does not match its pin in vx.lock (pinned blake3 {}…, file {}…); it was changed since it was added; {repin}",
+                    pin.blake3.get(..12).unwrap_or(&pin.blake3),
+                    &hash.to_hex()[..12]
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    let (grants, limits) =
+        super::grants::read_settings(name, settings, root).map_err(|m| PluginError::load(name, m))?;
+    let config_json = toml_to_json(&settings.config);
+    let ctx = Arc::new(PluginContext { name: name.to_string(), grants, limits, config_json });
+    load_bytes(ctx, &bytes, hash)
+}
+
+/// Loads a plugin from bytes with the given grants (`vx plugin add` uses none).
+pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> Result<LoadedPlugin, PluginError> {
+    let name = ctx.name.clone();
+    check_component_header(&name, bytes)?;
+    let engine = engine().map_err(|m| PluginError::load(&name, m))?;
+    let (component, origin) = load_component(engine, bytes, &hash).map_err(|m| PluginError::load(&name, m))?;
+    let (world, export) = classify(&name, engine, &component)?;
+    let link_error = |e: wasmtime::Error| PluginError::load(&name, link_message(world, &e));
+    let pre = match world {
+        World::Reporter => {
+            let pre = reporter_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
+            Pre::Reporter(reporter::ReporterPre::new(pre.map_err(link_error)?).map_err(link_error)?)
+        }
+        World::CacheBackend => {
+            let pre = cache_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
+            Pre::CacheBackend(cache_backend::CacheBackendPre::new(pre.map_err(link_error)?).map_err(link_error)?)
+        }
+        World::Executor => {
+            return Err(PluginError::load(
+                &name,
+                "it is an executor plugin (exports vx:plugin/exec), and this vx does not run executor plugins yet",
+            ));
+        }
+    };
+    Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre })
+}
+
+/// A core module is refused with how to make a component of it.
+fn check_component_header(name: &str, bytes: &[u8]) -> Result<(), PluginError> {
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', 0x0d, 0, 0x01, 0]) => Ok(()),
+        Some([0, b'a', b's', b'm', 0x01, 0, 0, 0]) => Err(PluginError::load(
+            name,
+            "it is a core WebAssembly module, not a component; build it with `--target wasm32-wasip2` \
+             (or wrap a wasip1 module with `wasm-tools component new --adapt …reactor.wasm`)",
+        )),
+        _ => Err(PluginError::load(name, "it is not a WebAssembly file")),
+    }
+}
+
+/// Finds the one vx export and checks its version.
+fn classify(name: &str, engine: &wasmtime::Engine, component: &Component) -> Result<(World, String), PluginError> {
+    let ty = component.component_type();
+    let mut found = Vec::new();
+    for (export, _) in ty.exports(engine) {
+        let (interface, version) = export.split_once('@').unwrap_or((export, ""));
+        if let Some(world) = World::from_interface(interface) {
+            found.push((world, export.to_string(), version.to_string()));
+        }
+    }
+    match found.as_slice() {
+        [(world, export, version)] if version.starts_with("0.1.") => Ok((*world, export.clone())),
+        [(_, export, _)] => Err(PluginError::load(
+            name,
+            format!("it exports `{export}`, which this vx does not support; it loads {SUPPORTED_EXPORTS}"),
+        )),
+        [] => Err(PluginError::load(
+            name,
+            format!("it exports none of vx's plugin interfaces ({SUPPORTED_EXPORTS}); build it with vx-plugin-sdk"),
+        )),
+        _ => Err(PluginError::load(name, "it exports more than one of exec, cache and report; a plugin is one kind")),
+    }
+}
+
+/// "imports `wasi:sockets/tcp`, which vx does not provide" from a link error.
+fn link_message(world: World, e: &wasmtime::Error) -> String {
+    let text = format!("{e:#}");
+    let missing = text.split('`').nth(1).filter(|_| text.contains("matching implementation was not found"));
+    match missing {
+        Some(import) => format!("it imports `{import}`, which vx does not provide to {} plugins", world.name()),
+        None => format!("it does not link as a {} plugin: {}", world.name(), first_line(&text)),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+fn reporter_linker() -> Result<&'static Linker<State>, String> {
+    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let mut linker = Linker::new(engine()?);
+            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
+            Ok(linker)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn cache_linker() -> Result<&'static Linker<State>, String> {
+    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let mut linker = Linker::new(engine()?);
+            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+                .map_err(|e| format!("could not link wasi:http: {e}"))?;
+            Ok(linker)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn add_common(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_sync(linker)?;
+    reporter::vx::plugin::types::add_to_linker::<State, HasSelf<State>>(linker, |s| s)?;
+    reporter::vx::plugin::host::add_to_linker::<State, HasSelf<State>>(linker, |s| s)?;
+    Ok(())
+}
+
+/// The thread's CPU time so far.
+fn thread_cpu() -> std::time::Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(std::time::Duration::from)
+        .unwrap_or_default()
+}
+
+impl LoadedPlugin {
+    pub fn name(&self) -> &str {
+        &self.ctx.name
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.ctx.limits
+    }
+
+    pub fn grants(&self) -> &Grants {
+        &self.ctx.grants
+    }
+
+    /// A fresh store with this plugin's grants and limits, its clock started.
+    fn store(&self, call: &str) -> Result<Store<State>, PluginError> {
+        let engine = engine().map_err(|m| PluginError::load(self.name(), m))?;
+        let state =
+            State::new(self.ctx.clone()).map_err(|m| PluginError::new(self.name(), call, PluginErrorKind::Load, m))?;
+        let mut store = Store::new(engine, state);
+        store.limiter(|s| s);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            let limits = state.plugin.limits;
+            let cpu = thread_cpu().saturating_sub(state.cpu_at_start);
+            let wall = state.call_started.elapsed();
+            if cpu > limits.cpu {
+                state.stop = Some(Stop::Cpu(limits.cpu));
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            if wall > limits.call_timeout {
+                state.stop = Some(Stop::WallClock(limits.call_timeout));
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::Continue(1))
+        });
+        let data = store.data_mut();
+        data.call_started = Instant::now();
+        data.cpu_at_start = thread_cpu();
+        Ok(store)
+    }
+
+    /// Runs `f` (instantiation and one export call) in a fresh store, and
+    /// turns a trap or limit into a `PluginError` naming this plugin.
+    pub fn call<R>(
+        &self,
+        call: &str,
+        f: impl FnOnce(&Exports, &mut Store<State>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        let mut store = self.store(call)?;
+        let result = f(&Exports(&self.pre), &mut store);
+        flush_output(self.name(), store.data_mut());
+        result.map_err(|e| self.trap_error(call, store.data(), &e))
+    }
+
+    fn trap_error(&self, call: &str, state: &State, e: &wasmtime::Error) -> PluginError {
+        let name = self.name();
+        let key = |k: &str| format!("`[plugins.{name}].limits.{k}` in vx.toml");
+        match &state.stop {
+            Some(Stop::Cpu(limit)) => {
+                let text = format!(
+                    "stopped after using its CPU budget of {}; raise {} if it needs more",
+                    crate::report::format_duration(*limit),
+                    key("cpu")
+                );
+                return PluginError::new(name, call, PluginErrorKind::OutOfTime, text);
+            }
+            Some(Stop::WallClock(limit)) => {
+                let text = format!(
+                    "stopped after its call timeout of {}; raise {} if it needs more",
+                    crate::report::format_duration(*limit),
+                    key("call-timeout")
+                );
+                return PluginError::new(name, call, PluginErrorKind::OutOfTime, text);
+            }
+            Some(Stop::Memory { limit, wanted }) => {
+                let text = format!(
+                    "memory limit {} exceeded (it asked for {} MiB); raise {} if it needs more",
+                    mib(*limit),
+                    wanted >> 20,
+                    key("memory")
+                );
+                return PluginError::new(name, call, PluginErrorKind::OutOfMemory, text);
+            }
+            None => {}
+        }
+        if let Some(panic) = &state.panic {
+            return PluginError::new(name, call, PluginErrorKind::Trapped, panic.clone());
+        }
+        let text = match e.downcast_ref::<Trap>() {
+            Some(trap) => format!("it trapped: {trap}"),
+            None => first_line(&format!("{e:#}")).to_string(),
+        };
+        PluginError::new(name, call, PluginErrorKind::Trapped, text)
+    }
+}
+
+/// The typed entry points, lent to a call's closure.
+pub struct Exports<'a>(&'a Pre);
+
+impl std::fmt::Debug for Exports<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pre")
+    }
+}
+
+impl Exports<'_> {
+    pub fn reporter(&self, store: &mut Store<State>) -> wasmtime::Result<reporter::Reporter> {
+        match self.0 {
+            Pre::Reporter(pre) => pre.instantiate(store),
+            Pre::CacheBackend(_) => Err(wasmtime::format_err!("the plugin is a cache backend, not a reporter")),
+        }
+    }
+
+    pub fn cache_backend(&self, store: &mut Store<State>) -> wasmtime::Result<cache_backend::CacheBackend> {
+        match self.0 {
+            Pre::CacheBackend(pre) => pre.instantiate(store),
+            Pre::Reporter(_) => Err(wasmtime::format_err!("the plugin is a reporter, not a cache backend")),
+        }
+    }
+}
+
+/// Shows what the plugin printed and logged during a call, each line
+/// prefixed with its name. Info and below only with `VX_PLUGIN_LOG=1`.
+fn flush_output(name: &str, state: &mut State) {
+    let verbose = std::env::var_os("VX_PLUGIN_LOG").is_some_and(|v| v == "1");
+    let mut out = String::new();
+    for stream in [state.stdout.contents(), state.stderr.contents()] {
+        for line in String::from_utf8_lossy(&stream).lines() {
+            out.push_str(&format!("vx: plugin `{name}`: {line}\n"));
+        }
+    }
+    for LogRecord { level, message, fields } in state.logs.drain(..) {
+        use super::bindings::Level;
+        let shown = matches!(level, Level::Warn | Level::Error) || verbose;
+        if shown {
+            let level = match level {
+                Level::Trace => "trace",
+                Level::Debug => "debug",
+                Level::Info => "info",
+                Level::Warn => "warn",
+                Level::Error => "error",
+            };
+            let fields: String = fields.iter().map(|(k, v)| format!(" {k}={v}")).collect();
+            out.push_str(&format!("vx: plugin `{name}` {level}: {message}{fields}\n"));
+        }
+    }
+    if state.dropped_logs > 0 {
+        out.push_str(&format!("vx: plugin `{name}`: {} more log records dropped\n", state.dropped_logs));
+    }
+    if !out.is_empty() {
+        eprint!("{out}");
+    }
+}
+
+/// `[plugins.NAME].config` as the JSON the plugin reads through `host.config`.
+pub fn toml_to_json(table: &toml::Table) -> String {
+    fn convert(v: &toml::Value) -> serde_json::Value {
+        match v {
+            toml::Value::String(s) => serde_json::Value::String(s.clone()),
+            toml::Value::Integer(i) => serde_json::Value::from(*i),
+            toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into),
+            toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+            toml::Value::Datetime(d) => serde_json::Value::String(d.to_string()),
+            toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(convert).collect()),
+            toml::Value::Table(t) => {
+                serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), convert(v))).collect())
+            }
+        }
+    }
+    convert(&toml::Value::Table(table.clone())).to_string()
+}
+
+/// Loads a plugin with no grants and default limits (`vx plugin add`).
+pub fn load_bytes_ungranted(name: &str, bytes: &[u8], hash: blake3::Hash) -> Result<LoadedPlugin, PluginError> {
+    let ctx = Arc::new(PluginContext {
+        name: name.to_string(),
+        grants: Grants::default(),
+        limits: Limits {
+            cpu: std::time::Duration::from_secs(2),
+            call_timeout: std::time::Duration::from_secs(2),
+            ..Limits::default()
+        },
+        config_json: "{}".to_string(),
+    });
+    load_bytes(ctx, bytes, hash)
+}

@@ -1,0 +1,316 @@
+//! What one `Store` holds: the WASI context built from the plugin's grants
+//! (and nothing else), the wasi:http hooks that check `allow-hosts`, vx's
+//! `host` interface, the memory limiter and the per-call clock.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::{ResourceLimiter, format_err};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use super::bindings::reporter::vx::plugin::{host, types};
+use super::bindings::{Level, StreamKind, WitError};
+use super::grants::{Grants, Limits};
+
+/// Guest stdout and stderr are kept up to this much per call and shown
+/// prefixed with the plugin's name.
+const STDIO_CAPACITY: usize = 64 << 10;
+/// Log records kept per call; the rest are counted and dropped.
+const MAX_LOG_RECORDS: usize = 200;
+/// A log message is cut to this many bytes.
+const MAX_LOG_LEN: usize = 4000;
+/// Tables may grow to this many elements (function references, resources).
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+/// The identity and settings of a loaded plugin that every store shares.
+#[derive(Debug)]
+pub struct PluginContext {
+    pub name: String,
+    pub grants: Grants,
+    pub limits: Limits,
+    /// `[plugins.NAME].config` as JSON.
+    pub config_json: String,
+}
+
+/// A task's output, from an executor (vx shows it and keeps it for the cache).
+pub struct OutputSink {
+    pub write: SinkFn,
+}
+
+/// Where an output sink's bytes go.
+pub type SinkFn = Box<dyn FnMut(StreamKind, &[u8]) + Send>;
+
+impl std::fmt::Debug for OutputSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputSink")
+    }
+}
+
+/// Bytes vx streams into a plugin (a cache entry being uploaded).
+#[derive(Debug)]
+pub struct BlobReader {
+    pub data: Arc<Vec<u8>>,
+    pub pos: usize,
+}
+
+/// Bytes a plugin streams into vx (a cache entry being downloaded).
+#[derive(Debug)]
+pub struct BlobWriter {
+    pub data: Vec<u8>,
+    pub cap: usize,
+}
+
+/// One log record from a plugin.
+#[derive(Debug, Clone)]
+pub struct LogRecord {
+    pub level: Level,
+    pub message: String,
+    pub fields: Vec<(String, String)>,
+}
+
+/// Why a call was interrupted, as set by the epoch callback or the limiter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    Cpu(Duration),
+    WallClock(Duration),
+    Memory { limit: u64, wanted: u64 },
+}
+
+pub struct State {
+    pub plugin: Arc<PluginContext>,
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    hooks: HttpHooks,
+    pub table: ResourceTable,
+    pub stdout: MemoryOutputPipe,
+    pub stderr: MemoryOutputPipe,
+    pub logs: VecDeque<LogRecord>,
+    pub dropped_logs: usize,
+    /// Panic text sent by the SDK's panic hook just before its trap.
+    pub panic: Option<String>,
+    pub stop: Option<Stop>,
+    /// When the current call started, and the thread CPU time then.
+    pub call_started: Instant,
+    pub cpu_at_start: Duration,
+}
+
+impl State {
+    /// A store's data with exactly the grants of `plugin`: preopened dirs,
+    /// named env vars, stdin closed, no network, nothing inherited.
+    pub fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
+        let stdout = MemoryOutputPipe::new(STDIO_CAPACITY);
+        let stderr = MemoryOutputPipe::new(STDIO_CAPACITY);
+        let mut builder = WasiCtxBuilder::new();
+        builder.stdout(stdout.clone()).stderr(stderr.clone());
+        for name in &plugin.grants.env {
+            if let Ok(value) = std::env::var(name) {
+                builder.env(name, value);
+            }
+        }
+        for dir in &plugin.grants.dirs {
+            let perms = if dir.rw { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            builder
+                .preopened_dir(&dir.host, &dir.guest, perms)
+                .map_err(|e| format!("could not open `{}` from [plugins.{}].dirs: {e}", dir.guest, plugin.name))?;
+        }
+        let hooks = HttpHooks { plugin: plugin.clone() };
+        Ok(State {
+            plugin,
+            wasi: builder.build(),
+            http: WasiHttpCtx::new(),
+            hooks,
+            table: ResourceTable::new(),
+            stdout,
+            stderr,
+            logs: VecDeque::new(),
+            dropped_logs: 0,
+            panic: None,
+            stop: None,
+            call_started: Instant::now(),
+            cpu_at_start: Duration::ZERO,
+        })
+    }
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State").field("plugin", &self.plugin.name).finish_non_exhaustive()
+    }
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { hooks: &mut self.hooks, table: &mut self.table, ctx: &mut self.http }
+    }
+}
+
+/// The wasi:http hooks: every outgoing request is checked against
+/// `allow-hosts`, and a denied one never leaves the process.
+struct HttpHooks {
+    plugin: Arc<PluginContext>,
+}
+
+type SendResult = wasmtime_wasi_http::Result<(
+    http::Response<wasmtime_wasi_http::WasiBody>,
+    Box<dyn Future<Output = wasmtime_wasi_http::Result<(), wasmtime_wasi_http::Error>> + Send>,
+)>;
+
+impl WasiHttpHooks for HttpHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<wasmtime_wasi_http::WasiBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> Box<dyn Future<Output = SendResult> + Send> {
+        drop(fut);
+        let uri = request.uri();
+        let scheme = uri.scheme_str().unwrap_or("https").to_string();
+        let host = uri.host().unwrap_or_default().to_string();
+        let port = uri.port_u16().unwrap_or(if scheme == "https" { 443 } else { 80 });
+        let allowed = self.plugin.grants.hosts.iter().any(|p| p.allows(&scheme, &host, port));
+        if !allowed {
+            eprintln!(
+                "vx: plugin `{}`: request to {scheme}://{host}:{port} denied; add \"{scheme}://{host}:{port}\" to [plugins.{}].allow-hosts in vx.toml to allow it",
+                self.plugin.name, self.plugin.name
+            );
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        let timeout = self.plugin.limits.call_timeout;
+        let mut options = options.unwrap_or_default();
+        options.connect_timeout = Some(options.connect_timeout.map_or(timeout, |t| t.min(timeout)));
+        options.first_byte_timeout = Some(options.first_byte_timeout.map_or(timeout, |t| t.min(timeout)));
+        options.between_bytes_timeout = Some(options.between_bytes_timeout.map_or(timeout, |t| t.min(timeout)));
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let (response, io) = wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            Ok((
+                response.map(BodyExt::boxed_unsync),
+                Box::new(io)
+                    as Box<dyn Future<Output = wasmtime_wasi_http::Result<(), wasmtime_wasi_http::Error>> + Send>,
+            ))
+        })
+    }
+}
+
+impl ResourceLimiter for State {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let limit = self.plugin.limits.memory;
+        if desired as u64 > limit {
+            self.stop = Some(Stop::Memory { limit, wanted: desired as u64 });
+            return Err(format_err!("memory limit of {} exceeded", mib(limit)));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// `256 MiB`, for messages.
+pub fn mib(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
+}
+
+impl types::Host for State {}
+
+impl host::Host for State {
+    fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
+        let mut message = message;
+        truncate(&mut message, MAX_LOG_LEN);
+        if fields.iter().any(|(k, v)| k == "panic" && v == "true") {
+            self.panic = Some(message.clone());
+            return;
+        }
+        if self.logs.len() >= MAX_LOG_RECORDS {
+            self.dropped_logs += 1;
+            return;
+        }
+        let fields = fields
+            .into_iter()
+            .take(32)
+            .map(|(mut k, mut v)| {
+                truncate(&mut k, 200);
+                truncate(&mut v, 1000);
+                (k, v)
+            })
+            .collect();
+        self.logs.push_back(LogRecord { level, message, fields });
+    }
+
+    fn config(&mut self) -> String {
+        self.plugin.config_json.clone()
+    }
+}
+
+fn truncate(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+}
+
+fn stale(what: &str) -> WitError {
+    WitError::Failed(format!("invalid {what} handle"))
+}
+
+impl host::HostOutputSink for State {
+    fn write(&mut self, sink: Resource<OutputSink>, kind: StreamKind, data: Vec<u8>) {
+        if let Ok(sink) = self.table.get_mut(&sink) {
+            (sink.write)(kind, &data);
+        }
+    }
+
+    fn drop(&mut self, sink: Resource<OutputSink>) -> wasmtime::Result<()> {
+        self.table.delete(sink)?;
+        Ok(())
+    }
+}
+
+impl host::HostBlobReader for State {
+    fn read(&mut self, reader: Resource<BlobReader>, max_len: u32) -> Result<Option<Vec<u8>>, WitError> {
+        let reader = self.table.get_mut(&reader).map_err(|_| stale("blob-reader"))?;
+        if reader.pos >= reader.data.len() {
+            return Ok(None);
+        }
+        let len = (max_len as usize).clamp(1, 4 << 20).min(reader.data.len() - reader.pos);
+        let chunk = reader.data[reader.pos..reader.pos + len].to_vec();
+        reader.pos += len;
+        Ok(Some(chunk))
+    }
+
+    fn drop(&mut self, reader: Resource<BlobReader>) -> wasmtime::Result<()> {
+        self.table.delete(reader)?;
+        Ok(())
+    }
+}
+
+impl host::HostBlobWriter for State {
+    fn write(&mut self, writer: Resource<BlobWriter>, data: Vec<u8>) -> Result<(), WitError> {
+        let writer = self.table.get_mut(&writer).map_err(|_| stale("blob-writer"))?;
+        if writer.data.len() + data.len() > writer.cap {
+            return Err(WitError::Failed(format!("the blob is larger than the {} vx accepts", mib(writer.cap as u64))));
+        }
+        writer.data.extend_from_slice(&data);
+        Ok(())
+    }
+
+    fn drop(&mut self, writer: Resource<BlobWriter>) -> wasmtime::Result<()> {
+        self.table.delete(writer)?;
+        Ok(())
+    }
+}

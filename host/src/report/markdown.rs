@@ -1,0 +1,101 @@
+//! The built-in `markdown` reporter (`--report markdown`): a table of tasks
+//! with status, cache and duration, then each failure with its log tail.
+//! Native, so it needs no plugin; a reporter plugin gets the same data.
+
+use std::fmt::Write;
+
+use super::summary::{CacheOutcome, RunSummary, TaskStatus, format_duration};
+
+/// The run as a Markdown document.
+pub fn render(summary: &RunSummary, argv: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# vx run\n");
+    if !argv.is_empty() {
+        let _ = writeln!(out, "`vx {}`\n", argv.join(" ").replace('`', "'"));
+    }
+    let _ = writeln!(
+        out,
+        "{} run, {} succeeded, {} failed, {} skipped, {} cached in {}.\n",
+        summary.ran(),
+        summary.succeeded(),
+        summary.failed(),
+        summary.skipped(),
+        summary.cached(),
+        format_duration(summary.wall)
+    );
+    out.push_str("| Task | Status | Cache | Duration |\n|---|---|---|---:|\n");
+    for r in &summary.results {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            cell(&r.id),
+            cell(&status_text(&r.status)),
+            cache_text(r.cache),
+            format_duration(r.duration)
+        );
+    }
+    let failures: Vec<_> = summary
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, TaskStatus::Failed(_) | TaskStatus::TimedOut(_) | TaskStatus::Cancelled))
+        .collect();
+    if !failures.is_empty() {
+        out.push_str("\n## Failures\n");
+        for r in failures {
+            let _ = writeln!(out, "\n### `{}`: {}\n", cell(&r.id), status_text(&r.status));
+            match &r.log_tail {
+                Some(tail) => {
+                    let fence = if tail.contains("```") { "~~~~" } else { "```" };
+                    let _ = writeln!(out, "{fence}text\n{}\n{fence}", tail.trim_end());
+                }
+                None => out.push_str("(no output)\n"),
+            }
+        }
+    }
+    out
+}
+
+fn status_text(status: &TaskStatus) -> String {
+    match status {
+        TaskStatus::Succeeded => "ok".to_string(),
+        TaskStatus::Failed(why) => format!("failed ({why})"),
+        TaskStatus::TimedOut(d) => format!("timed out after {}", format_duration(*d)),
+        TaskStatus::Cancelled => "cancelled".to_string(),
+        TaskStatus::Skipped(why) => format!("skipped ({why})"),
+    }
+}
+
+fn cache_text(cache: CacheOutcome) -> &'static str {
+    match cache {
+        CacheOutcome::Uncached => "-",
+        CacheOutcome::Miss => "miss",
+        CacheOutcome::Local => "hit (local)",
+        CacheOutcome::Remote => "hit (remote)",
+    }
+}
+
+/// Text safe inside a table cell: no pipes or line breaks.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::report::TaskResult;
+
+    #[test]
+    fn table_and_failures() {
+        let mut failed = TaskResult::not_run("web#build".into(), TaskStatus::Failed("exit code 2".into()));
+        failed.log_tail = Some("error: x | y".into());
+        let ok =
+            TaskResult { cache: CacheOutcome::Local, ..TaskResult::not_run("ui#build".into(), TaskStatus::Succeeded) };
+        let summary = RunSummary { results: vec![ok, failed], wall: Duration::from_millis(1500) };
+        let md = render(&summary, &["run".into(), "build".into()]);
+        assert!(md.contains("| `ui#build` | ok | hit (local) |"), "{md}");
+        assert!(md.contains("| `web#build` | failed (exit code 2) | - |"), "{md}");
+        assert!(md.contains("### `web#build`: failed (exit code 2)\n\n```text\nerror: x | y\n```"), "{md}");
+    }
+}

@@ -14,6 +14,6 @@ mod guard;
 mod npm_workspaces;
 mod output;
 mod paths;
-mod plugins;
 mod plan_views;
+mod plugins;
 mod selection;

@@ -25,6 +25,10 @@ pub struct WhyArgs {
     /// `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
+
+    /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
+    #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
@@ -50,7 +54,7 @@ pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
     };
     let selection = Selection { tasks: vec![id.to_string()], cwd: cwd.to_path_buf(), ..Selection::default() };
     let graph = plan(&ws, &selection)?;
-    let cache = Cache::open(&ws, None, CacheMode::default(), false)?;
+    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), CacheMode::default(), false)?;
     let keys = plan_keys(&ws, &graph, &cache);
     cache.save_index();
     let root = graph.roots[0];

@@ -87,6 +87,29 @@ impl<'g> Walker<'g> {
         walker
     }
 
+    /// A walker over only the nodes marked in `subset`; the others count as
+    /// already done (`vx watch` re-runs part of a graph).
+    pub fn with_subset(graph: &'g TaskGraph, mode: ContinueMode, subset: &[bool]) -> Self {
+        let mut walker = Walker::new(graph, mode);
+        walker.ready.clear();
+        for (node, &member) in subset.iter().enumerate() {
+            if member {
+                walker.pending[node] = graph.deps[node].iter().filter(|&&d| subset[d]).count();
+            } else {
+                walker.state[node] = State::Finished;
+                walker.released[node] = true;
+            }
+        }
+        for (node, &member) in subset.iter().enumerate() {
+            if member && walker.pending[node] == 0 {
+                walker.make_ready(node);
+            } else if member {
+                walker.state[node] = State::Waiting;
+            }
+        }
+        walker
+    }
+
     fn make_ready(&mut self, node: usize) {
         self.state[node] = State::Ready;
         self.ready.push((self.priority[node], Reverse(node)));
@@ -248,6 +271,18 @@ mod tests {
         assert_eq!(w.next_ready(), Some(0));
         w.finish(0, false);
         assert_eq!(w.next_ready(), Some(1));
+    }
+
+    #[test]
+    fn a_subset_treats_the_rest_as_done() {
+        let g = chain();
+        let mut w = Walker::with_subset(&g, ContinueMode::Never, &[false, true, true, false]);
+        assert_eq!(w.next_ready(), Some(1), "b's dependency a is outside the subset");
+        assert_eq!(w.next_ready(), None);
+        w.finish(1, true);
+        assert_eq!(w.next_ready(), Some(2));
+        w.finish(2, true);
+        assert!(w.skipped().is_empty());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Signalling groups and the kill ladder: SIGTERM, wait the grace period
 //! (`VX_KILL_GRACE_MS`, default 2000), SIGKILL.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -9,8 +10,23 @@ use nix::unistd::Pid;
 
 const DEFAULT_GRACE: Duration = Duration::from_millis(2000);
 
+/// Set by a second Ctrl-C: every ladder, running or to come, skips to SIGKILL.
+static HURRY: AtomicBool = AtomicBool::new(false);
+
+/// Cuts every grace period short from now on (the second Ctrl-C).
+pub fn hurry() {
+    HURRY.store(true, Ordering::SeqCst);
+}
+
+fn hurried() -> bool {
+    HURRY.load(Ordering::SeqCst)
+}
+
 /// The grace period between SIGTERM and SIGKILL.
 pub fn grace_period() -> Duration {
+    if hurried() {
+        return Duration::ZERO;
+    }
     std::env::var("VX_KILL_GRACE_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -41,7 +57,7 @@ pub async fn stop_group(pgid: i32, grace: Duration) {
     signal_group(pgid, Signal::SIGCONT);
     let deadline = Instant::now() + grace;
     let mut pause = Duration::from_millis(2);
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !hurried() {
         if !group_alive(pgid) {
             return;
         }
@@ -73,7 +89,7 @@ pub async fn stop_pids(pids: &[i32], grace: Duration) {
     }
     let deadline = Instant::now() + grace;
     let mut pause = Duration::from_millis(2);
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !hurried() {
         if !pids.iter().any(|&p| pid_alive(p)) {
             return;
         }

@@ -375,14 +375,14 @@ impl Job {
         if ending.timed_out {
             return TaskStatus::TimedOut(self.timeout.unwrap_or_default());
         }
+        if self.cancelled.load(Ordering::SeqCst) {
+            return TaskStatus::Cancelled;
+        }
         if let Some(limit) = ending.not_ready {
             return TaskStatus::Failed(format!("not ready within {}", crate::report::format_duration(limit)));
         }
         if ending.stopped_as_planned {
             return TaskStatus::Succeeded;
-        }
-        if self.cancelled.load(Ordering::SeqCst) {
-            return TaskStatus::Cancelled;
         }
         let how = match &exit {
             Ok(status) if status.success() => None,

@@ -3,6 +3,7 @@
 
 mod args;
 mod cache_cmd;
+mod exec_args;
 mod history;
 mod last;
 mod plugin_cmd;
@@ -11,6 +12,7 @@ mod record;
 mod report;
 mod run;
 mod show;
+mod watch;
 mod why;
 
 use std::ffi::OsString;
@@ -42,6 +44,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Commands {
     Run(Box<run::RunArgs>),
+    Watch(Box<watch::WatchArgs>),
     Show(show::ShowArgs),
     Last(last::LastArgs),
     History(history::HistoryArgs),
@@ -80,6 +83,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
     let user_args: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     match cli.command {
         Commands::Run(a) => run::cmd_run(*a, &cwd, &user_args),
+        Commands::Watch(a) => watch::cmd_watch(*a, &cwd),
         Commands::Show(a) => show::cmd_show(a, &cwd),
         Commands::Last(a) => last::cmd_last(a, &cwd),
         Commands::History(a) => history::cmd_history(a, &cwd),

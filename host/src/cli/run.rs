@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs, parse_tag};
+use super::args::parse_tag;
+use super::exec_args::{ExecArgs, runtime};
 use super::record::record_run;
-use crate::cache::{Cache, CacheMode, History, state_dir};
+use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{Filter, to_dot};
-use crate::report::color_enabled;
-use crate::run::{DryPlan, RunOptions, Selection, execute, plan, plan_keys, planned_status, predict};
+use crate::graph::to_dot;
+use crate::run::{DryPlan, execute, plan, plan_keys, planned_status, predict};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -28,51 +28,8 @@ const RUN_HELP: &str = "Examples:
 #[derive(Debug, Args)]
 #[command(after_help = RUN_HELP)]
 pub struct RunArgs {
-    /// Tasks to run: `build` (in every selected project) or `web#build`.
-    #[arg(value_name = "TASK")]
-    pub tasks: Vec<String>,
-
-    /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
-    /// dependencies), `...name` (with its dependents), `[REV]` (changed since
-    /// REV), `!name` (exclude). Repeatable; the union is taken.
-    #[arg(long, short = 'F', value_name = "FILTER")]
-    pub filter: Vec<String>,
-
-    /// Only projects changed against REV (default: the merge base with main,
-    /// else master), including uncommitted and untracked files, plus their dependents.
-    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    pub affected: Option<String>,
-
-    /// Every project, even when run inside a project directory.
-    #[arg(long)]
-    pub all: bool,
-
-    /// Tasks at once: a positive integer or a share of the cores (`50%`).
-    /// Default: the number of cores.
-    #[arg(long, value_name = "N|P%")]
-    pub concurrency: Option<String>,
-
-    /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
-    /// (keep running what does not depend on the failure), `always` (run everything;
-    /// the bare flag means this).
-    #[arg(long = "continue", value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
-    pub continue_mode: Option<String>,
-
-    /// Ignore cached results (results are still written).
-    #[arg(long)]
-    pub force: bool,
-
-    /// Cache access per tier: `local:rw,remote:r`, `local:r`, or `off`.
-    #[arg(long, value_name = "SPEC")]
-    pub cache: Option<String>,
-
-    /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
-    #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
-    pub cache_dir: Option<PathBuf>,
-
-    /// Stop any task running longer than DUR (`90s`, `10m`), unless it sets its own `timeout`.
-    #[arg(long, value_name = "DUR")]
-    pub timeout: Option<String>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
 
     /// Print the plan instead of running it: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
@@ -81,14 +38,6 @@ pub struct RunArgs {
     /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub graph: Option<PathBuf>,
-
-    /// Which logs to show: full, new-only, errors-only, hash-only, none.
-    #[arg(long, value_name = "MODE", default_value = "full")]
-    pub output_logs: String,
-
-    /// `stream` lines as they come (default) or `grouped` per task when it ends.
-    #[arg(long, value_name = "ORDER", default_value = "stream")]
-    pub log_order: String,
 
     /// Label this invocation (KEY=VALUE, repeatable), kept in history.
     #[arg(long, value_name = "KEY=VALUE")]
@@ -107,22 +56,7 @@ pub struct RunArgs {
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let started = std::time::SystemTime::now();
     let command = "run";
-    let concurrency = match &args.concurrency {
-        Some(c) => parse_concurrency(c, command)?,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let continue_mode = parse_continue(args.continue_mode.as_deref(), command)?;
-    let output_logs = parse_output_logs(&args.output_logs, command)?;
-    let log_order = parse_log_order(&args.log_order, command)?;
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
-    let timeout = args
-        .timeout
-        .as_deref()
-        .map(|t| {
-            crate::config::duration::parse_duration(t)
-                .map_err(|m| Error::usage(format!("--timeout: {m}")).with_hint("see `vx run --help`"))
-        })
-        .transpose()?;
     let dry = match args.dry.as_deref() {
         None => None,
         Some("text") => Some(false),
@@ -133,19 +67,11 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
             );
         }
     };
-    let filters = args.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
-    let cache_mode = args.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
-
+    let prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
-    let selection = Selection {
-        tasks: args.tasks,
-        filters,
-        affected: args.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
-        all: args.all,
-        cwd: cwd.to_path_buf(),
-    };
-    let graph = plan(&ws, &selection)?;
-    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), cache_mode, args.force)?;
+    let graph = plan(&ws, &prepared.selection)?;
+    let cache = prepared.open_cache(&ws)?;
+    let concurrency = prepared.opts.concurrency;
 
     if let Some(path) = &args.graph {
         let dot = to_dot(&graph);
@@ -177,14 +103,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
 
     let reporter = args.report.as_deref().map(|name| super::report::Reporter::open(&ws, name)).transpose()?;
-    let opts = RunOptions { concurrency, continue_mode, output_logs, log_order, timeout, color: color_enabled() };
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .max_blocking_threads(cores * 2)
-        .build()
-        .map_err(|e| Error::io("start the async runtime", e))?;
-    let outcome = runtime.block_on(execute(&ws, &graph, &opts, Some(Arc::new(cache))))?;
+    let outcome = runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache))))?;
     let code = match outcome.interrupted {
         Some(kind) => kind.exit_code(),
         None if outcome.summary.failed() > 0 => ErrorKind::TaskFailed.exit_code(),

@@ -15,4 +15,4 @@ mod resolve;
 
 pub use diag::nearest;
 pub use model::{CacheSettings, Command, PluginSettings, Project, Ready, Task, TaskOrigin, TaskRef, Workspace};
-pub use resolve::load_workspace;
+pub use resolve::{find_workspace_root, load_workspace};

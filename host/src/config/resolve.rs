@@ -23,9 +23,15 @@ const DEFAULT_MAX_AGE: Duration = Duration::from_secs(14 * 86_400);
 
 /// Finds the workspace that contains `start` and loads it.
 pub fn load_workspace(start: &Path) -> Result<Workspace> {
+    load_at_root(&find_workspace_root(start)?)
+}
+
+/// The canonical root of the workspace that contains `start`, without
+/// reading its projects (`vx watch` watches it even while its config is
+/// broken).
+pub fn find_workspace_root(start: &Path) -> Result<PathBuf> {
     let root = find_root(start)?;
-    let root = root.canonicalize().map_err(|e| Error::io(format_args!("resolve {}", root.display()), e))?;
-    load_at_root(&root)
+    root.canonicalize().map_err(|e| Error::io(format_args!("resolve {}", root.display()), e))
 }
 
 /// One project directory's files, parsed but not yet resolved.

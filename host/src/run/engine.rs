@@ -88,7 +88,6 @@ pub struct Session<'w> {
     ended_rx: mpsc::UnboundedReceiver<(u64, JobResult)>,
 }
 
-#[expect(dead_code, reason = "terminal, running_servers and server_ended serve vx watch, which lands next")]
 impl<'w> Session<'w> {
     pub fn new(
         ws: &'w Workspace,

@@ -13,8 +13,9 @@ mod plan;
 mod signals;
 
 pub use dry::DryPlan;
-pub use engine::{RunOutcome, execute};
+pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
 pub use keys::{PlannedKey, plan_keys, planned_status};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};
+pub use signals::Signals;

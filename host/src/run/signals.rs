@@ -7,6 +7,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// The signals that stop a run. SIGHUP is left alone when vx was started
 /// with it ignored (`nohup`), so vx keeps that promise to its caller.
+#[derive(Debug)]
 pub struct Signals {
     int: tokio::signal::unix::Signal,
     term: tokio::signal::unix::Signal,

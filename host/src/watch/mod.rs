@@ -1,2 +1,21 @@
-//! The watch loop (DESIGN §6): file events, debouncing, mapping changes to
-//! tasks, re-runs and restarts. Not built yet.
+//! The watch loop (DESIGN §6): `vx watch` runs the selection once, then
+//! re-runs what each change affects, through the cache, and restarts the
+//! servers whose inputs changed.
+//!
+//! | file | owns |
+//! |------|------|
+//! | `source` | file events: the OS watcher (`notify`), or polling |
+//! | `debounce` | gathering a burst of events into one change |
+//! | `filter` | which paths matter, and which tasks a change affects |
+//! | `cycle` | the loop: load, run, wait, re-run, reload on config changes |
+//!
+//! docs/watch.md describes the semantics for users.
+
+mod cycle;
+mod debounce;
+mod filter;
+mod source;
+
+pub use cycle::{WatchRequest, watch};
+pub use debounce::{DebounceWindow, gather};
+pub use filter::{ChangeFilter, affected_nodes};

@@ -1,0 +1,137 @@
+//! The flags `vx run` and `vx watch` share — selection, concurrency,
+//! failure mode, cache access, timeouts, logs — and turning them into a
+//! validated selection and run options.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs};
+use crate::cache::{Cache, CacheMode};
+use crate::config::Workspace;
+use crate::config::duration::parse_duration;
+use crate::error::{Error, Result};
+use crate::graph::Filter;
+use crate::report::color_enabled;
+use crate::run::{RunOptions, Selection};
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Tasks to run: `build` (in every selected project) or `web#build`.
+    #[arg(value_name = "TASK")]
+    pub tasks: Vec<String>,
+
+    /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
+    /// dependencies), `...name` (with its dependents), `[REV]` (changed since
+    /// REV), `!name` (exclude). Repeatable; the union is taken.
+    #[arg(long, short = 'F', value_name = "FILTER")]
+    pub filter: Vec<String>,
+
+    /// Only projects changed against REV (default: the merge base with main,
+    /// else master), including uncommitted and untracked files, plus their dependents.
+    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub affected: Option<String>,
+
+    /// Every project, even when run inside a project directory.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Tasks at once: a positive integer or a share of the cores (`50%`).
+    /// Default: the number of cores.
+    #[arg(long, value_name = "N|P%")]
+    pub concurrency: Option<String>,
+
+    /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
+    /// (keep running what does not depend on the failure), `always` (run everything;
+    /// the bare flag means this).
+    #[arg(long = "continue", value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    pub continue_mode: Option<String>,
+
+    /// Ignore cached results (results are still written).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Cache access per tier: `local:rw,remote:r`, `local:r`, or `off`.
+    #[arg(long, value_name = "SPEC")]
+    pub cache: Option<String>,
+
+    /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
+    #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Stop any task running longer than DUR (`90s`, `10m`), unless it sets its own `timeout`.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+
+    /// Which logs to show: full, new-only, errors-only, hash-only, none.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub output_logs: String,
+
+    /// `stream` lines as they come (default) or `grouped` per task when it ends.
+    #[arg(long, value_name = "ORDER", default_value = "stream")]
+    pub log_order: String,
+}
+
+/// Validated flags, before the workspace is read.
+#[derive(Debug)]
+pub struct Prepared {
+    pub selection: Selection,
+    pub opts: RunOptions,
+    pub cache_mode: CacheMode,
+    pub cache_dir: Option<PathBuf>,
+    pub force: bool,
+}
+
+impl Prepared {
+    pub fn open_cache(&self, ws: &Workspace) -> Result<Cache> {
+        Cache::open(ws, self.cache_dir.clone(), self.cache_mode, self.force)
+    }
+}
+
+impl ExecArgs {
+    /// Checks every flag (all usage errors come before any work).
+    pub fn prepare(self, cwd: &Path, command: &str) -> Result<Prepared> {
+        let concurrency = match &self.concurrency {
+            Some(c) => parse_concurrency(c, command)?,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let timeout = self
+            .timeout
+            .as_deref()
+            .map(|t| {
+                parse_duration(t).map_err(|m| {
+                    Error::usage(format!("--timeout: {m}")).with_hint(format!("see `vx {command} --help`"))
+                })
+            })
+            .transpose()?;
+        let opts = RunOptions {
+            concurrency,
+            continue_mode: parse_continue(self.continue_mode.as_deref(), command)?,
+            output_logs: parse_output_logs(&self.output_logs, command)?,
+            log_order: parse_log_order(&self.log_order, command)?,
+            timeout,
+            color: color_enabled(),
+        };
+        let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
+        let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
+        let selection = Selection {
+            tasks: self.tasks,
+            filters,
+            affected: self.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
+            all: self.all,
+            cwd: cwd.to_path_buf(),
+        };
+        Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })
+    }
+}
+
+/// The async runtime for running tasks: one thread drives processes and
+/// output; hashing and archives go to a blocking pool sized to the cores.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(cores * 2)
+        .build()
+        .map_err(|e| Error::io("start the async runtime", e))
+}

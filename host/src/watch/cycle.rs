@@ -1,0 +1,191 @@
+//! The watch loop: load the workspace, run the selection once, then wait
+//! for changes and re-run what each affects in the same session (servers
+//! whose inputs did not change keep running). A config change stops the
+//! session and starts over from loading; a config that fails to load is
+//! reported and the loop waits for the next edit. Ctrl-C, SIGTERM and
+//! SIGHUP stop everything through the guard.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::debounce::{DebounceWindow, gather};
+use super::filter::{ChangeFilter, affected_nodes};
+use super::source::start;
+use crate::cache::{Cache, CacheMode};
+use crate::config::{Workspace, find_workspace_root, load_workspace};
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::TaskGraph;
+use crate::report::{Style, TaskResult};
+use crate::run::{RunOptions, Selection, Session, Signals, plan};
+
+/// What woke the loop.
+enum Wake {
+    Change(Vec<PathBuf>),
+    ServerEnded(Option<(String, TaskResult)>),
+    Signal(ErrorKind),
+    WatcherGone,
+}
+
+/// Everything `vx watch` was asked for.
+#[derive(Debug)]
+pub struct WatchRequest {
+    pub cwd: PathBuf,
+    pub selection: Selection,
+    pub opts: RunOptions,
+    pub cache_dir: Option<PathBuf>,
+    pub cache_mode: CacheMode,
+    pub force: bool,
+}
+
+fn say(style: Style, text: &str) {
+    println!("{}", style.bold(&format!("── {text}")));
+}
+
+/// A short list of changed paths for a cycle header.
+fn describe(root: &Path, paths: &BTreeSet<PathBuf>) -> String {
+    let mut names: Vec<String> =
+        paths.iter().take(3).map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string()).collect();
+    if paths.len() > 3 {
+        names.push(format!("and {} more", paths.len() - 3));
+    }
+    names.join(", ")
+}
+
+/// Runs `vx watch` until interrupted; returns the exit code.
+pub async fn watch(req: WatchRequest) -> Result<u8> {
+    let style = Style { enabled: req.opts.color };
+    let mut signals = Signals::install()?;
+    let window = DebounceWindow::from_env();
+    let root = find_workspace_root(&req.cwd)?;
+    let (source, mut rx) = start(&root).map_err(|e| Error::internal(format!("vx watch: {e}")))?;
+    eprintln!("vx watch: watching {} ({}); press Ctrl-C to stop", root.display(), source.description);
+    loop {
+        let loaded = load_workspace(&req.cwd).and_then(|ws| {
+            let graph = plan(&ws, &req.selection)?;
+            let cache = Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force)?;
+            Ok((ws, graph, cache))
+        });
+        let (ws, graph, cache) = match loaded {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                eprintln!("vx: error: {e}");
+                say(style, "waiting for a change to the configuration");
+                match wait_for_config(&mut rx, &mut signals, window).await {
+                    Some(code) => return Ok(code),
+                    None => continue,
+                }
+            }
+        };
+        match watch_workspace(&req, &ws, &graph, cache, &mut rx, &mut signals, window).await? {
+            Some(code) => return Ok(code),
+            None => say(style, "configuration changed; reloading the workspace"),
+        }
+    }
+}
+
+/// One loaded workspace: the first run and every re-run until a config
+/// change (`None`) or a signal (the exit code).
+async fn watch_workspace(
+    req: &WatchRequest,
+    ws: &Workspace,
+    graph: &TaskGraph,
+    cache: Cache,
+    rx: &mut mpsc::UnboundedReceiver<Vec<PathBuf>>,
+    signals: &mut Signals,
+    window: DebounceWindow,
+) -> Result<Option<u8>> {
+    let style = Style { enabled: req.opts.color };
+    let filter = ChangeFilter::new(ws, cache.store.dir());
+    let mut session = Session::new(ws, graph, req.opts.clone(), Some(Arc::new(cache)), true);
+    say(style, &format!("running {} task(s)", graph.len()));
+    let outcome = session.run_cycle(None, signals).await?;
+    if let Some(kind) = outcome.interrupted {
+        session.shutdown().await;
+        return Ok(Some(kind.exit_code()));
+    }
+    announce_servers(&session, style);
+    loop {
+        let wake = tokio::select! {
+            first = rx.recv() => first.map_or(Wake::WatcherGone, Wake::Change),
+            ended = session.server_ended() => Wake::ServerEnded(ended),
+            kind = signals.recv() => Wake::Signal(kind),
+        };
+        match wake {
+            Wake::Change(first) => {
+                let paths = gather(rx, first, window).await;
+                if paths.iter().any(|p| filter.is_config(p)) {
+                    session.shutdown().await;
+                    return Ok(None);
+                }
+                let relevant: BTreeSet<PathBuf> = paths.into_iter().filter(|p| !filter.ignored(p)).collect();
+                let affected = affected_nodes(ws, graph, &relevant);
+                if affected.is_empty() {
+                    continue;
+                }
+                say(style, &format!("changed: {} → {} task(s)", describe(&ws.root, &relevant), affected.len()));
+                let outcome = session.run_cycle(Some(&affected), signals).await?;
+                if let Some(kind) = outcome.interrupted {
+                    session.shutdown().await;
+                    return Ok(Some(kind.exit_code()));
+                }
+                announce_servers(&session, style);
+            }
+            Wake::ServerEnded(Some((id, result))) => {
+                session.terminal().note(&id, &format!("server exited ({})", status_text(&result)));
+            }
+            Wake::ServerEnded(None) => {}
+            Wake::Signal(kind) => {
+                session.shutdown().await;
+                return Ok(Some(kind.exit_code()));
+            }
+            Wake::WatcherGone => {
+                session.shutdown().await;
+                return Err(Error::internal("the file watcher stopped"));
+            }
+        }
+    }
+}
+
+fn status_text(result: &TaskResult) -> String {
+    match &result.status {
+        crate::report::TaskStatus::Failed(why) => why.clone(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+fn announce_servers(session: &Session<'_>, style: Style) {
+    let servers = session.running_servers();
+    if !servers.is_empty() {
+        say(style, &format!("servers running: {}; watching for changes", servers.join(", ")));
+    } else {
+        say(style, "watching for changes");
+    }
+}
+
+/// While the config is broken: wait for an edit to a config file (`None`)
+/// or a signal (its exit code).
+async fn wait_for_config(
+    rx: &mut mpsc::UnboundedReceiver<Vec<PathBuf>>,
+    signals: &mut Signals,
+    window: DebounceWindow,
+) -> Option<u8> {
+    loop {
+        let first = tokio::select! {
+            first = rx.recv() => first?,
+            kind = signals.recv() => return Some(kind.exit_code()),
+        };
+        let paths = gather(rx, first, window).await;
+        let is_config = paths.iter().any(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| ["vx.toml", "package.json", "pnpm-workspace.yaml"].contains(&n))
+                && !p.components().any(|c| c.as_os_str() == "node_modules")
+        });
+        if is_config {
+            return None;
+        }
+    }
+}

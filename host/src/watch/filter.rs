@@ -1,0 +1,131 @@
+//! Which changed paths matter, and which tasks they affect.
+//!
+//! Never a trigger: `.git`, `.vx`, the cache directory, `node_modules`,
+//! files ignored by `.gitignore` (the root's and each project's), and the
+//! outputs of any task (so a task writing its outputs never loops). A
+//! `vx.toml`, `package.json` or `pnpm-workspace.yaml` is a config change:
+//! the workspace is read again.
+//!
+//! A change affects a task when the path lies in the task's project (the
+//! deepest project containing it) and matches the task's inputs; a changed
+//! global input affects every task. The tasks that depend on an affected
+//! task are affected too.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::cache::GlobFilter;
+use crate::config::Workspace;
+use crate::graph::TaskGraph;
+
+const CONFIG_FILES: [&str; 3] = ["vx.toml", "package.json", "pnpm-workspace.yaml"];
+
+#[derive(Debug)]
+pub struct ChangeFilter {
+    root: PathBuf,
+    cache_dir: PathBuf,
+    /// `.gitignore` matchers, each rooted at its own directory.
+    gitignores: Vec<(PathBuf, Gitignore)>,
+    /// Per project directory: the union of its tasks' output globs.
+    outputs: Vec<(PathBuf, Option<GlobFilter>)>,
+}
+
+fn gitignore_at(dir: &Path) -> Option<(PathBuf, Gitignore)> {
+    let file = dir.join(".gitignore");
+    if !file.is_file() {
+        return None;
+    }
+    let mut builder = GitignoreBuilder::new(dir);
+    builder.add(&file);
+    builder.build().ok().map(|gi| (dir.to_path_buf(), gi))
+}
+
+impl ChangeFilter {
+    pub fn new(ws: &Workspace, cache_dir: &Path) -> ChangeFilter {
+        let mut gitignores: Vec<(PathBuf, Gitignore)> = gitignore_at(&ws.root).into_iter().collect();
+        gitignores.extend(ws.projects.iter().filter(|p| p.dir != ws.root).filter_map(|p| gitignore_at(&p.dir)));
+        let outputs = ws
+            .projects
+            .iter()
+            .map(|p| {
+                let globs: Vec<String> = p.tasks.values().flat_map(|t| t.outputs.iter().cloned()).collect();
+                let filter = (!globs.is_empty()).then(|| GlobFilter::new(Some(&globs), &[]).ok()).flatten();
+                (p.dir.clone(), filter)
+            })
+            .collect();
+        ChangeFilter { root: ws.root.clone(), cache_dir: cache_dir.to_path_buf(), gitignores, outputs }
+    }
+
+    /// A workspace config file (outside `node_modules`).
+    pub fn is_config(&self, path: &Path) -> bool {
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| CONFIG_FILES.contains(&n))
+            && !self.in_skipped_dir(path)
+    }
+
+    fn in_skipped_dir(&self, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(&self.root) else { return true };
+        rel.components().any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".vx" | "node_modules")))
+            || path.starts_with(&self.cache_dir)
+    }
+
+    /// Whether a change to `path` can never affect a task.
+    pub fn ignored(&self, path: &Path) -> bool {
+        if self.in_skipped_dir(path) {
+            return true;
+        }
+        let is_dir = path.is_dir();
+        if self
+            .gitignores
+            .iter()
+            .any(|(dir, gi)| path.starts_with(dir) && gi.matched_path_or_any_parents(path, is_dir).is_ignore())
+        {
+            return true;
+        }
+        self.outputs.iter().any(|(dir, filter)| {
+            filter.as_ref().is_some_and(|f| {
+                path.strip_prefix(dir).is_ok_and(|rel| f.matches(&rel.to_string_lossy().replace('\\', "/")))
+            })
+        })
+    }
+}
+
+/// The nodes of `graph` that the changed `paths` affect, with their dependents.
+pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBuf>) -> BTreeSet<usize> {
+    let global = (!ws.global_inputs.is_empty()).then(|| GlobFilter::new(Some(&ws.global_inputs), &[]).ok()).flatten();
+    let touches_global = global.as_ref().is_some_and(|g| {
+        paths
+            .iter()
+            .any(|p| p.strip_prefix(&ws.root).is_ok_and(|rel| g.matches(&rel.to_string_lossy().replace('\\', "/"))))
+    });
+    let mut hit = BTreeSet::new();
+    if touches_global {
+        hit.extend(0..graph.len());
+    } else {
+        let owners: Vec<(Option<usize>, &PathBuf)> = paths.iter().map(|p| (ws.project_containing(p), p)).collect();
+        for (n, node) in graph.nodes.iter().enumerate() {
+            let project = &ws.projects[node.project];
+            let task = &project.tasks[&node.id.task];
+            let Ok(filter) = GlobFilter::new(task.inputs.as_deref(), &task.outputs) else { continue };
+            let touched = owners.iter().any(|(owner, path)| {
+                *owner == Some(node.project)
+                    && path
+                        .strip_prefix(&project.dir)
+                        .is_ok_and(|rel| filter.matches(&rel.to_string_lossy().replace('\\', "/")))
+            });
+            if touched {
+                hit.insert(n);
+            }
+        }
+    }
+    let mut stack: Vec<usize> = hit.iter().copied().collect();
+    while let Some(n) = stack.pop() {
+        for &d in &graph.dependents[n] {
+            if hit.insert(d) {
+                stack.push(d);
+            }
+        }
+    }
+    hit
+}

@@ -6,6 +6,7 @@ mod cache_cmd;
 mod exec_args;
 mod history;
 mod last;
+mod lock;
 mod plugin_cmd;
 mod plugin_new;
 mod record;
@@ -47,6 +48,7 @@ enum Commands {
     Watch(Box<watch::WatchArgs>),
     Show(show::ShowArgs),
     Last(last::LastArgs),
+    Lock(lock::LockArgs),
     History(history::HistoryArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
@@ -86,6 +88,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Watch(a) => watch::cmd_watch(*a, &cwd),
         Commands::Show(a) => show::cmd_show(a, &cwd),
         Commands::Last(a) => last::cmd_last(a, &cwd),
+        Commands::Lock(a) => lock::cmd_lock(a, &cwd),
         Commands::History(a) => history::cmd_history(a, &cwd),
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),

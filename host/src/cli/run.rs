@@ -31,6 +31,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
 
+    /// Refuse to run when vx.lock does not match the configuration (for CI).
+    #[arg(long)]
+    pub frozen: bool,
+
     /// Print the plan instead of running it: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
     pub dry: Option<String>,
@@ -69,6 +73,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     };
     let prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
+    if args.frozen {
+        super::lock::check_frozen(&ws)?;
+    }
     let graph = plan(&ws, &prepared.selection)?;
     let cache = prepared.open_cache(&ws)?;
     let concurrency = prepared.opts.concurrency;

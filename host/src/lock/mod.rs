@@ -1,0 +1,168 @@
+//! `vx.lock`: the resolved plan of the workspace, for review and for CI.
+//!
+//! `vx lock` writes, for every project (sorted by name, so diffs are
+//! stable), its directory, dependencies and resolved tasks (command,
+//! dependencies, inputs, outputs, env names, executor, cache, persistent).
+//! Plugin pins live in the same file (`[plugins.NAME]`, written by
+//! `vx plugin add`); `vx lock` keeps them as they are. `vx lock --check`
+//! and `vx run --frozen` compare the file with the configuration.
+//!
+//! Nothing secret is written: values that look like credentials are
+//! refused before the file is touched (`secrets`).
+
+mod diff;
+mod secrets;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use diff::diff_locks;
+pub use secrets::find_secret;
+
+use crate::config::{Command, Workspace};
+
+pub const LOCK_FILE: &str = "vx.lock";
+pub const LOCK_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LockedCommand {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct LockedTask {
+    pub command: LockedCommand,
+    pub depends_on: Vec<String>,
+    /// Absent: every file of the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Vec<String>>,
+    pub outputs: Vec<String>,
+    pub env: Vec<String>,
+    pub executor: String,
+    pub cache: bool,
+    pub persistent: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct LockedProject {
+    pub dir: String,
+    pub depends_on: Vec<String>,
+    pub tasks: BTreeMap<String, LockedTask>,
+}
+
+/// The part of `vx.lock` that `vx lock` owns.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Lock {
+    #[serde(default)]
+    pub projects: BTreeMap<String, LockedProject>,
+}
+
+pub fn lock_path(root: &Path) -> PathBuf {
+    root.join(LOCK_FILE)
+}
+
+impl Lock {
+    /// The lock the workspace's configuration resolves to now.
+    pub fn of(ws: &Workspace) -> Lock {
+        let projects = ws
+            .projects
+            .iter()
+            .map(|p| {
+                let tasks = p
+                    .tasks
+                    .values()
+                    .map(|t| {
+                        let command = match &t.command {
+                            Command::Shell(s) => LockedCommand::Shell(s.clone()),
+                            Command::Argv(a) => LockedCommand::Argv(a.clone()),
+                        };
+                        let task = LockedTask {
+                            command,
+                            depends_on: t.depends_on.iter().map(ToString::to_string).collect(),
+                            inputs: t.inputs.clone(),
+                            outputs: t.outputs.clone(),
+                            env: t.env.clone(),
+                            executor: t.executor.clone(),
+                            cache: t.cache,
+                            persistent: t.persistent,
+                        };
+                        (t.name.clone(), task)
+                    })
+                    .collect();
+                let deps = p.deps.iter().map(|&d| ws.projects[d].name.clone()).collect();
+                (p.name.clone(), LockedProject { dir: p.rel_dir.clone(), depends_on: deps, tasks })
+            })
+            .collect();
+        Lock { projects }
+    }
+
+    /// Reads the projects of `vx.lock`; `Ok(None)` when there is no file.
+    pub fn read(root: &Path) -> Result<Option<Lock>, String> {
+        let path = lock_path(root);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("could not read {LOCK_FILE}: {e}")),
+        };
+        toml::from_str(&text).map(Some).map_err(|e| format!("{LOCK_FILE} is not a valid lock file: {}", e.message()))
+    }
+
+    /// Writes the projects into `vx.lock`, keeping every other table
+    /// (plugin pins) as it is. Atomic: written beside and renamed.
+    pub fn write(&self, root: &Path) -> Result<(), String> {
+        let path = lock_path(root);
+        let mut doc = match std::fs::read_to_string(&path) {
+            Ok(t) => t.parse::<toml_edit::DocumentMut>().map_err(|e| format!("{LOCK_FILE}: {e}"))?,
+            Err(_) => toml_edit::DocumentMut::new(),
+        };
+        let rendered = toml::to_string(self).map_err(|e| format!("could not render {LOCK_FILE}: {e}"))?;
+        let fresh: toml_edit::DocumentMut =
+            rendered.parse().map_err(|e| format!("could not render {LOCK_FILE}: {e}"))?;
+        doc.remove("projects");
+        doc.insert("version", toml_edit::value(i64::from(LOCK_VERSION)));
+        if let Some(projects) = fresh.get("projects") {
+            doc.insert("projects", projects.clone());
+        }
+        doc.decor_mut().set_prefix(
+            "# vx.lock: the resolved tasks of this workspace and the pins of its plugins.\n\
+             # Written by `vx lock` and `vx plugin add`; checked by `vx lock --check` and `vx run --frozen`.\n",
+        );
+        let tmp = root.join(format!(".{LOCK_FILE}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, doc.to_string())
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("could not write {LOCK_FILE}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_names_round_trip() {
+        let mut lock = Lock::default();
+        for name in ["__proto__", "constructor", "toString", " ", "", "ünï ☃", "a.b", "\"q\""] {
+            let task = LockedTask {
+                command: LockedCommand::Argv(vec!["echo".into(), name.into()]),
+                depends_on: vec![format!("^{name}")],
+                inputs: None,
+                outputs: vec![],
+                env: vec![],
+                executor: "local".into(),
+                cache: false,
+                persistent: false,
+            };
+            let tasks = BTreeMap::from([(name.to_string(), task)]);
+            lock.projects.insert(name.to_string(), LockedProject { dir: name.into(), depends_on: vec![], tasks });
+        }
+        let text = toml::to_string(&lock).unwrap();
+        let back: Lock = toml::from_str(&text).unwrap();
+        assert_eq!(back, lock);
+    }
+}

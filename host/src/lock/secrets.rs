@@ -31,7 +31,7 @@ fn assignment() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?i)\b[A-Z0-9_]*(?:KEY|TOKEN|PASSWORD|PASSWD|SECRET)[A-Z0-9_]*\s*=\s*([^\s$'`][^\s]*|'[^'$]+'|`[^`]+`)",
+            r#"(?i)\b[A-Z0-9_]*(?:KEY|TOKEN|PASSWORD|PASSWD|SECRET)[A-Z0-9_]*\s*=\s*([^\s$'"`][^\s]*|'[^'$]+'|"[^"$]+"|`[^`]+`)"#,
         )
         .expect("the assignment pattern compiles")
     })

@@ -24,6 +24,7 @@ pub mod cache_backend;
 pub mod config;
 mod error;
 pub mod executor;
+pub mod http;
 mod info;
 pub mod log;
 pub mod panic;

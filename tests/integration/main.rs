@@ -11,6 +11,7 @@ mod cycles;
 mod depends_on;
 mod failures;
 mod guard;
+mod http_cache;
 mod npm_workspaces;
 mod output;
 mod paths;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::common::{TestEnv, project_toml};
 
 /// A built component: `tests/plugins/dist/NAME.wasm` or `plugins/dist/NAME.wasm`.
-fn component(name: &str) -> PathBuf {
+pub(crate) fn component(name: &str) -> PathBuf {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     for dir in ["tests/plugins/dist", "plugins/dist"] {
         let path = repo.join(dir).join(format!("{name}.wasm"));

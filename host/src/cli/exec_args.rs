@@ -5,8 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use clap_complete::ArgValueCompleter;
 
 use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs};
+use super::completions::{complete_projects, complete_tasks};
 use crate::cache::{Cache, CacheMode};
 use crate::config::Workspace;
 use crate::config::duration::parse_duration;
@@ -18,13 +20,13 @@ use crate::run::{RunOptions, Selection};
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// Tasks to run: `build` (in every selected project) or `web#build`.
-    #[arg(value_name = "TASK")]
+    #[arg(value_name = "TASK", add = ArgValueCompleter::new(complete_tasks))]
     pub tasks: Vec<String>,
 
     /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
     /// dependencies), `...name` (with its dependents), `[REV]` (changed since
     /// REV), `!name` (exclude). Repeatable; the union is taken.
-    #[arg(long, short = 'F', value_name = "FILTER")]
+    #[arg(long, short = 'F', value_name = "FILTER", add = ArgValueCompleter::new(complete_projects))]
     pub filter: Vec<String>,
 
     /// Only projects changed against REV (default: the merge base with main,

@@ -3,6 +3,7 @@
 
 mod args;
 mod cache_cmd;
+mod completions;
 mod exec_args;
 mod history;
 mod last;
@@ -13,6 +14,7 @@ mod record;
 mod report;
 mod run;
 mod show;
+mod translate;
 mod watch;
 mod why;
 
@@ -52,6 +54,7 @@ enum Commands {
     History(history::HistoryArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
+    Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
@@ -62,6 +65,8 @@ enum Commands {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // `COMPLETE=SHELL vx …` is the shell asking for completions: answer and exit.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let argv: Vec<OsString> = std::env::args_os().collect();
     match run_cli(argv) {
         Ok(code) => ExitCode::from(code),
@@ -73,6 +78,11 @@ pub fn main() -> ExitCode {
 }
 
 fn run_cli(argv: Vec<OsString>) -> Result<u8> {
+    let argv = match argv.iter().map(|a| a.to_str().map(str::to_string)).collect::<Option<Vec<String>>>() {
+        Some(args) => translate::translate(args)?.into_iter().map(OsString::from).collect(),
+        // Non-UTF-8 arguments are no habit of turbo or nx: pass them on as they are.
+        None => argv,
+    };
     let mut command = Cli::command();
     args::check_value_flags(&command, &argv)?;
     let matches = match command.try_get_matches_from_mut(&argv) {
@@ -92,6 +102,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::History(a) => history::cmd_history(a, &cwd),
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
+        Commands::Completions(a) => completions::cmd_completions(a),
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }

@@ -16,7 +16,7 @@ use crate::run::{Selection, select_projects};
 #[command(after_help = "Examples:\n  vx show\n  vx show web\n  vx show --format json --filter './apps/*'")]
 pub struct ShowArgs {
     /// One project to show in detail.
-    #[arg(value_name = "PROJECT")]
+    #[arg(value_name = "PROJECT", add = clap_complete::ArgValueCompleter::new(super::completions::complete_projects))]
     pub project: Option<String>,
 
     /// `text` (default) or `json`.

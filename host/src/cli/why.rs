@@ -19,7 +19,7 @@ use crate::run::{Selection, plan, plan_keys};
 )]
 pub struct WhyArgs {
     /// `project#task`, or a task of the project you are in.
-    #[arg(value_name = "TASK")]
+    #[arg(value_name = "TASK", add = clap_complete::ArgValueCompleter::new(super::completions::complete_tasks))]
     pub task: String,
 
     /// `text` (default) or `json`.

@@ -23,6 +23,6 @@ pub use groups::Groups;
 pub use ladder::{grace_period, group_alive, hurry, signal_group, stop_group, stop_pids};
 pub use link::{GuardLink, RUN_ID_VAR};
 pub use procfs::{ProcInfo, group_members, last_pid};
-pub use spawn::{TaskCommand, TaskProcess, spawn_task};
+pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
 pub use tool::{ToolOutput, run_tool};
 pub use watchdog::guard_main;

@@ -32,9 +32,23 @@ pub struct TaskProcess {
 
 /// Spawns `cmd` in a new session and registers its group.
 pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
+    spawn(cmd, groups, false)
+}
+
+/// Spawns a process an executor plugin asked for: like a task (its own
+/// session and group, registered here and with the guard process), but
+/// with an environment of exactly `cmd.env`, nothing inherited from vx.
+pub fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
+    spawn(cmd, groups, true)
+}
+
+fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
     let (reader, writer) = std::io::pipe()?;
     #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
     let mut command = tokio::process::Command::new(&cmd.program);
+    if clear_env {
+        command.env_clear();
+    }
     command
         .args(&cmd.args)
         .current_dir(&cmd.cwd)

@@ -1,5 +1,5 @@
 //! The typed calls vx makes: `info` on any plugin, `render` on reporters,
-//! `exists`/`get`/`put` on cache backends. Every result a plugin returns is
+//! `exists`/`get`/`put` on cache backends, `execute` on executors. Every result a plugin returns is
 //! checked before vx uses it.
 
 use std::sync::Arc;
@@ -7,10 +7,12 @@ use std::sync::Arc;
 use wasmtime::component::Resource;
 
 use super::bindings::PluginInfo;
+use super::bindings::executor::exports::vx::plugin::exec;
 use super::bindings::reporter::exports::vx::plugin::report;
 use super::error::{PluginError, PluginErrorKind};
 use super::load::{LoadedPlugin, World};
-use super::state::{BlobReader, BlobWriter};
+use super::process::ExecContext;
+use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn};
 use crate::report::{CacheOutcome, RunSummary, TaskStatus};
 
 /// A report is refused past this size.
@@ -34,7 +36,7 @@ impl LoadedPlugin {
         let raw: PluginInfo = self.call("info", |exports, store| match self.world {
             World::Reporter => exports.reporter(store)?.vx_plugin_report().call_info(store),
             World::CacheBackend => exports.cache_backend(store)?.vx_plugin_cache().call_info(store),
-            World::Executor => Err(wasmtime::format_err!("executor plugins are not supported")),
+            World::Executor => exports.executor(store)?.vx_plugin_exec().call_info(store),
         })?;
         let bad = |m: String| PluginError::new(self.name(), "info", PluginErrorKind::Returned, m);
         let plain = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_graphic());
@@ -134,6 +136,54 @@ impl LoadedPlugin {
             result
         })?;
         result.map_err(|e| PluginError::returned(self.name(), "put", e))
+    }
+}
+
+/// One task for an executor plugin.
+#[derive(Debug, Clone)]
+pub struct ExecTask {
+    pub id: String,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Workspace-relative.
+    pub cwd: String,
+    pub timeout_ms: Option<u64>,
+    pub options: String,
+}
+
+/// What an executor reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecOutcome {
+    pub exit_code: i32,
+    pub duration_ms: u64,
+}
+
+impl LoadedPlugin {
+    /// Runs a task through an executor plugin, its output into `sink`. The
+    /// call has no wall-clock limit of its own (the task's timeout is vx's,
+    /// through `ctx.control`); its CPU budget and memory limit hold.
+    pub fn execute(&self, task: &ExecTask, ctx: ExecContext, sink: SinkFn) -> Result<ExecOutcome, PluginError> {
+        let wit = exec::Task {
+            id: task.id.clone(),
+            argv: task.argv.clone(),
+            env: task.env.clone(),
+            cwd: task.cwd.clone(),
+            timeout_ms: task.timeout_ms,
+            options: task.options.clone(),
+        };
+        let out = self.call("execute", move |exports, store| {
+            let data = store.data_mut();
+            data.exec = Some(ctx);
+            data.wall_limit = None;
+            let executor = exports.executor(store)?;
+            let sink: Resource<OutputSink> = store.data_mut().table.push(OutputSink { write: sink })?;
+            let borrowed = Resource::new_borrow(sink.rep());
+            let result = executor.vx_plugin_exec().call_execute(&mut *store, &wit, borrowed);
+            store.data_mut().table.delete(sink)?;
+            result
+        })?;
+        let outcome = out.map_err(|e| PluginError::returned(self.name(), "execute", e))?;
+        Ok(ExecOutcome { exit_code: outcome.exit_code, duration_ms: outcome.duration_ms })
     }
 }
 

@@ -49,13 +49,60 @@ pub struct HostPattern {
     any_port: bool,
 }
 
+/// One `allow-programs` entry: `"bwrap"` (any arguments) or
+/// `{ program = "docker", args = ["run", "*", "**"] }`, where `*` matches
+/// exactly one argument, `**` (last only) any number, and anything else
+/// itself (Zed's process capability).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramGrant {
+    /// A bare name (resolved on the task's `PATH`) or an absolute path.
+    pub program: String,
+    /// `None`: any arguments.
+    pub args: Option<Vec<String>>,
+}
+
+impl ProgramGrant {
+    /// Whether `args` fit this entry's pattern.
+    pub fn allows_args(&self, args: &[String]) -> bool {
+        let Some(pattern) = &self.args else { return true };
+        let mut given = args.iter();
+        for (i, p) in pattern.iter().enumerate() {
+            match p.as_str() {
+                "**" if i + 1 == pattern.len() => return true,
+                "*" => {
+                    if given.next().is_none() {
+                        return false;
+                    }
+                }
+                literal => {
+                    if given.next().map(String::as_str) != Some(literal) {
+                        return false;
+                    }
+                }
+            }
+        }
+        given.next().is_none()
+    }
+
+    /// The entry as it reads in `vx.toml`, for messages.
+    pub fn describe(&self) -> String {
+        match &self.args {
+            None => format!("\"{}\"", self.program),
+            Some(args) => {
+                let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+                format!("{{ program = \"{}\", args = [{}] }}", self.program, args.join(", "))
+            }
+        }
+    }
+}
+
 /// Everything granted to one plugin.
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
     pub env: Vec<String>,
     pub dirs: Vec<DirGrant>,
     pub hosts: Vec<HostPattern>,
-    pub programs: Vec<String>,
+    pub programs: Vec<ProgramGrant>,
 }
 
 /// Reads the grants and limits of `[plugins.NAME]`; an error names the key.
@@ -84,17 +131,45 @@ pub fn read_settings(name: &str, settings: &PluginSettings, root: &Path) -> Resu
         grants.hosts.push(HostPattern::parse(text).map_err(|m| format!("{}: {m}", key("allow-hosts")))?);
     }
     for value in &settings.allow_programs {
-        match value {
-            toml::Value::String(s) => grants.programs.push(s.clone()),
-            toml::Value::Table(t) => match t.get("program") {
-                Some(toml::Value::String(p)) => grants.programs.push(p.clone()),
-                _ => return Err(format!("{}: a table entry needs `program = \"NAME\"`", key("allow-programs"))),
-            },
-            _ => return Err(format!("{}: each entry is \"PROGRAM\" or {{ program = … }}", key("allow-programs"))),
-        }
+        grants.programs.push(program_grant(value).map_err(|m| format!("{}: {m}", key("allow-programs")))?);
     }
     let limits = read_limits(settings, &key("limits"))?;
     Ok((grants, limits))
+}
+
+fn program_grant(value: &toml::Value) -> Result<ProgramGrant, String> {
+    let (program, args) = match value {
+        toml::Value::String(s) => (s.clone(), None),
+        toml::Value::Table(t) => {
+            let Some(toml::Value::String(p)) = t.get("program") else {
+                return Err("a table entry needs `program = \"NAME\"`".to_string());
+            };
+            if let Some(k) = t.keys().find(|k| *k != "program" && *k != "args") {
+                return Err(format!("unknown key `{k}`; an entry has `program` and `args`"));
+            }
+            let args = match t.get("args") {
+                None => None,
+                Some(toml::Value::Array(a)) => Some(
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_string).ok_or("`args` holds strings only"))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                Some(_) => return Err("`args` is a list of strings, like [\"run\", \"*\", \"**\"]".to_string()),
+            };
+            (p.clone(), args)
+        }
+        _ => return Err("each entry is \"PROGRAM\" or { program = \"PROGRAM\", args = [...] }".to_string()),
+    };
+    if program.is_empty() || (program.contains('/') && !program.starts_with('/')) {
+        return Err(format!("`{program}`: give a program name (found on PATH) or an absolute path"));
+    }
+    if let Some(args) = &args
+        && let Some(i) = args.iter().position(|a| a == "**")
+        && i + 1 != args.len()
+    {
+        return Err(format!("`{program}`: `**` matches the remaining arguments, so it can only come last"));
+    }
+    Ok(ProgramGrant { program, args })
 }
 
 fn read_limits(settings: &PluginSettings, key: &str) -> Result<Limits, String> {
@@ -208,6 +283,26 @@ mod tests {
         assert!(HostPattern::parse("ftp://x").is_err());
         assert!(HostPattern::parse("https://x/path").is_err());
         assert!(HostPattern::parse("x:notaport").is_err());
+    }
+
+    #[test]
+    fn program_patterns_match_like_zeds() {
+        let grant = |v: &str| program_grant(&toml::from_str::<toml::Table>(&format!("x = {v}")).unwrap()["x"]);
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let any = grant("\"bwrap\"").unwrap();
+        assert!(any.allows_args(&args(&["--ro-bind", "/", "/"])));
+        let docker = grant("{ program = \"docker\", args = [\"run\", \"*\", \"**\"] }").unwrap();
+        assert!(docker.allows_args(&args(&["run", "img"])));
+        assert!(docker.allows_args(&args(&["run", "img", "sh", "-c", "x"])));
+        assert!(!docker.allows_args(&args(&["run"])));
+        assert!(!docker.allows_args(&args(&["exec", "img"])));
+        let exact = grant("{ program = \"make\", args = [\"build\"] }").unwrap();
+        assert!(exact.allows_args(&args(&["build"])));
+        assert!(!exact.allows_args(&args(&["build", "extra"])));
+        assert!(!exact.allows_args(&args(&[])));
+        assert!(grant("{ program = \"x\", args = [\"**\", \"a\"] }").unwrap_err().contains("last"));
+        assert!(grant("\"./rel\"").unwrap_err().contains("absolute path"));
+        assert!(grant("{ program = \"x\", argv = [] }").unwrap_err().contains("unknown key `argv`"));
     }
 
     #[test]

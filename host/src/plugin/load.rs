@@ -9,7 +9,7 @@ use std::time::Instant;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::bindings::{cache_backend, reporter};
+use super::bindings::{cache_backend, executor, reporter};
 use super::engine::{Origin, engine, load_component};
 use super::error::{PluginError, PluginErrorKind};
 use super::grants::{Grants, Limits};
@@ -53,6 +53,7 @@ impl World {
 enum Pre {
     Reporter(reporter::ReporterPre<State>),
     CacheBackend(cache_backend::CacheBackendPre<State>),
+    Executor(executor::ExecutorPre<State>),
 }
 
 /// A plugin ready to be called: compiled, classified and link-checked.
@@ -129,10 +130,8 @@ pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> 
             Pre::CacheBackend(cache_backend::CacheBackendPre::new(pre.map_err(link_error)?).map_err(link_error)?)
         }
         World::Executor => {
-            return Err(PluginError::load(
-                &name,
-                "it is an executor plugin (exports vx:plugin/exec), and this vx does not run executor plugins yet",
-            ));
+            let pre = executor_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
+            Pre::Executor(executor::ExecutorPre::new(pre.map_err(link_error)?).map_err(link_error)?)
         }
     };
     Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre })
@@ -215,6 +214,22 @@ fn cache_linker() -> Result<&'static Linker<State>, String> {
         .map_err(Clone::clone)
 }
 
+fn executor_linker() -> Result<&'static Linker<State>, String> {
+    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let mut linker = Linker::new(engine()?);
+            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+                .map_err(|e| format!("could not link wasi:http: {e}"))?;
+            executor::vx::plugin::process::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
+                .map_err(|e| format!("could not link vx:plugin/process: {e}"))?;
+            Ok(linker)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 fn add_common(linker: &mut Linker<State>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_sync(linker)?;
     reporter::vx::plugin::types::add_to_linker::<State, HasSelf<State>>(linker, |s| s)?;
@@ -255,12 +270,18 @@ impl LoadedPlugin {
             let limits = state.plugin.limits;
             let cpu = thread_cpu().saturating_sub(state.cpu_at_start);
             let wall = state.call_started.elapsed();
+            if state.exec.as_ref().is_some_and(|e| e.control.cancel.load(std::sync::atomic::Ordering::SeqCst)) {
+                state.stop = Some(Stop::Cancelled);
+                return Ok(UpdateDeadline::Interrupt);
+            }
             if cpu > limits.cpu {
                 state.stop = Some(Stop::Cpu(limits.cpu));
                 return Ok(UpdateDeadline::Interrupt);
             }
-            if wall > limits.call_timeout {
-                state.stop = Some(Stop::WallClock(limits.call_timeout));
+            if let Some(limit) = state.wall_limit
+                && wall > limit
+            {
+                state.stop = Some(Stop::WallClock(limit));
                 return Ok(UpdateDeadline::Interrupt);
             }
             Ok(UpdateDeadline::Continue(1))
@@ -288,6 +309,9 @@ impl LoadedPlugin {
         let name = self.name();
         let key = |k: &str| format!("`[plugins.{name}].limits.{k}` in vx.toml");
         match &state.stop {
+            Some(Stop::Cancelled) => {
+                return PluginError::new(name, call, PluginErrorKind::OutOfTime, "stopped with its task");
+            }
             Some(Stop::Cpu(limit)) => {
                 let text = format!(
                     "stopped after using its CPU budget of {}; raise {} if it needs more",
@@ -339,14 +363,21 @@ impl Exports<'_> {
     pub fn reporter(&self, store: &mut Store<State>) -> wasmtime::Result<reporter::Reporter> {
         match self.0 {
             Pre::Reporter(pre) => pre.instantiate(store),
-            Pre::CacheBackend(_) => Err(wasmtime::format_err!("the plugin is a cache backend, not a reporter")),
+            _ => Err(wasmtime::format_err!("the plugin is not a reporter")),
         }
     }
 
     pub fn cache_backend(&self, store: &mut Store<State>) -> wasmtime::Result<cache_backend::CacheBackend> {
         match self.0 {
             Pre::CacheBackend(pre) => pre.instantiate(store),
-            Pre::Reporter(_) => Err(wasmtime::format_err!("the plugin is a reporter, not a cache backend")),
+            _ => Err(wasmtime::format_err!("the plugin is not a cache backend")),
+        }
+    }
+
+    pub fn executor(&self, store: &mut Store<State>) -> wasmtime::Result<executor::Executor> {
+        match self.0 {
+            Pre::Executor(pre) => pre.instantiate(store),
+            _ => Err(wasmtime::format_err!("the plugin is not an executor")),
         }
     }
 }

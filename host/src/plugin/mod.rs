@@ -1,6 +1,6 @@
 //! WebAssembly plugins behind the WIT interfaces in `wit/` (DESIGN §7):
-//! reporters and cache backends (executors are classified and refused for
-//! now). The only module that names wasmtime types.
+//! reporters, cache backends and executors. The only module that names
+//! wasmtime types.
 //!
 //! | file        | owns |
 //! |-------------|------|
@@ -11,6 +11,7 @@
 //! | `lock`      | pins in `vx.lock` |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
+//! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
@@ -26,9 +27,11 @@ mod error;
 mod grants;
 mod load;
 mod lock;
+mod process;
 mod state;
 
-pub use calls::{Info, RunReport, parse_version};
+pub use bindings::StreamKind;
+pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
 pub use engine::{Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
@@ -36,6 +39,8 @@ pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
 };
 pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
+pub use process::{ExecContext, ExecControl};
+pub use state::SinkFn;
 
 /// The engine, for `vx plugin list` (whether a compiled artifact exists).
 pub fn compiled(hash: &blake3::Hash) -> bool {

@@ -15,6 +15,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 use super::bindings::reporter::vx::plugin::{host, types};
 use super::bindings::{Level, StreamKind, WitError};
 use super::grants::{Grants, Limits};
+use super::process::ExecContext;
 
 /// Guest stdout and stderr are kept up to this much per call and shown
 /// prefixed with the plugin's name.
@@ -75,9 +76,14 @@ pub struct LogRecord {
 /// Why a call was interrupted, as set by the epoch callback or the limiter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
+    /// The task the call runs was stopped (its timeout, Ctrl-C).
+    Cancelled,
     Cpu(Duration),
     WallClock(Duration),
-    Memory { limit: u64, wanted: u64 },
+    Memory {
+        limit: u64,
+        wanted: u64,
+    },
 }
 
 pub struct State {
@@ -96,6 +102,11 @@ pub struct State {
     /// When the current call started, and the thread CPU time then.
     pub call_started: Instant,
     pub cpu_at_start: Duration,
+    /// The call's wall-clock limit: `call-timeout`, or none for `execute`,
+    /// whose task has its own timeout, kept by vx.
+    pub wall_limit: Option<Duration>,
+    /// The task being executed, for the `process` import.
+    pub exec: Option<ExecContext>,
 }
 
 impl State {
@@ -118,6 +129,7 @@ impl State {
                 .map_err(|e| format!("could not open `{}` from [plugins.{}].dirs: {e}", dir.guest, plugin.name))?;
         }
         let hooks = HttpHooks { plugin: plugin.clone() };
+        let plugin_limits = plugin.limits;
         Ok(State {
             plugin,
             wasi: builder.build(),
@@ -132,6 +144,8 @@ impl State {
             stop: None,
             call_started: Instant::now(),
             cpu_at_start: Duration::ZERO,
+            wall_limit: Some(plugin_limits.call_timeout),
+            exec: None,
         })
     }
 }

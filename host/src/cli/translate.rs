@@ -1,0 +1,205 @@
+//! Flags people type from habit with Turborepo and Nx, translated to vx's
+//! spelling with a one-line notice, or refused with the vx spelling when
+//! there is no equivalent. Runs on the raw arguments before clap.
+//!
+//! | typed | becomes |
+//! |-------|---------|
+//! | `vx run-many -t build -p a,b` (nx) | `vx run build --filter a --filter b` |
+//! | `vx affected -t test` (nx) | `vx run test --affected` |
+//! | `vx turbo run …`, `vx nx run-many …` | the same without the tool's name |
+//! | `-t X`, `--target X`, `--targets X,Y` | the tasks `X`, `Y` |
+//! | `--scope X` (lerna/turbo 1) | `--filter X` |
+//! | `-p X,Y`, `--projects X,Y` | `--filter X --filter Y` |
+//! | `--exclude X` | `--filter !X` |
+//! | `--since REV`, `--base REV` | `--affected=REV` |
+//! | `--parallel=N` | `--concurrency N` |
+//! | `--skip-nx-cache`, `--skip-cache` | `--force` |
+//! | `--no-cache` (turbo: do not write) | `--cache local:r` |
+//! | `--dry-run[=json]` (turbo) | `--dry[=json]` |
+//!
+//! Dropped with a notice: `--no-daemon`, `--daemon` (vx has no daemon),
+//! bare `--parallel` (vx runs in parallel by default), `--nx-bail`
+//! (vx's default), `--ui=stream`. Refused: `--head`, `--nx-ignore-cycles`,
+//! `--env-mode`, `--only`.
+
+use crate::error::{Error, Result};
+
+/// Rewrites `argv` (program name first); prints one notice per rewrite.
+pub fn translate(argv: Vec<String>) -> Result<Vec<String>> {
+    if argv.len() < 2 {
+        return Ok(argv);
+    }
+    let mut args: Vec<String> = argv[1..].to_vec();
+    // `vx turbo run …` / `vx nx run-many …`: drop the other tool's name.
+    if matches!(args.first().map(String::as_str), Some("turbo" | "nx")) && args.len() > 1 {
+        notice(&format!("`vx {} {}` is `vx {}`", args[0], args[1], args[1]));
+        args.remove(0);
+    }
+    let mut subcommand_affected = false;
+    match args.first().map(String::as_str) {
+        Some("run-many") => {
+            notice("`run-many` is `vx run` (tasks with -t are kept)");
+            args[0] = "run".into();
+        }
+        Some("affected") => {
+            notice("`affected` is `vx run --affected`");
+            args[0] = "run".into();
+            subcommand_affected = true;
+        }
+        _ => {}
+    }
+    if args.first().map(String::as_str) != Some("run") && args.first().map(String::as_str) != Some("watch") {
+        let mut out = vec![argv[0].clone()];
+        out.extend(args);
+        return Ok(out);
+    }
+    let mut out = vec![argv[0].clone(), args[0].clone()];
+    let mut tasks = Vec::new();
+    let mut i = 1;
+    while i < args.len() {
+        let arg = &args[i];
+        if arg == "--" {
+            out.extend(args[i..].iter().cloned());
+            break;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with('-') => (n.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let value = |i: &mut usize| -> Result<String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            *i += 1;
+            args.get(*i)
+                .cloned()
+                .ok_or_else(|| Error::usage(format!("{name} expects a value")).with_hint("see `vx run --help`"))
+        };
+        match name.as_str() {
+            "-t" | "--target" | "--targets" => {
+                let v = value(&mut i)?;
+                notice(&format!("`{name} {v}` names the task(s) to run: `vx run {}`", v.replace(',', " ")));
+                tasks.extend(v.split(',').filter(|t| !t.is_empty()).map(str::to_string));
+            }
+            "--scope" => {
+                let v = value(&mut i)?;
+                notice(&format!("`--scope {v}` is `--filter {v}`"));
+                out.extend(["--filter".into(), v]);
+            }
+            "-p" | "--projects" => {
+                let v = value(&mut i)?;
+                notice(&format!("`{name} {v}` is one `--filter` per project"));
+                for p in v.split(',').filter(|p| !p.is_empty()) {
+                    out.extend(["--filter".into(), p.to_string()]);
+                }
+            }
+            "--exclude" => {
+                let v = value(&mut i)?;
+                notice(&format!("`--exclude {v}` is `--filter '!{v}'`"));
+                for p in v.split(',').filter(|p| !p.is_empty()) {
+                    out.extend(["--filter".into(), format!("!{p}")]);
+                }
+            }
+            "--since" | "--base" => {
+                let v = value(&mut i)?;
+                notice(&format!("`{name} {v}` is `--affected={v}`"));
+                out.push(format!("--affected={v}"));
+            }
+            "--parallel" => match &inline {
+                Some(v) => {
+                    notice(&format!("`--parallel={v}` is `--concurrency {v}`"));
+                    out.extend(["--concurrency".into(), v.clone()]);
+                }
+                None => notice(
+                    "vx runs tasks in parallel by default (`--concurrency N` sets how many); `--parallel` is ignored",
+                ),
+            },
+            "--skip-nx-cache" | "--skip-cache" => {
+                notice(&format!("`{name}` is `--force`"));
+                out.push("--force".into());
+            }
+            "--no-cache" => {
+                notice("`--no-cache` (do not write the cache) is `--cache local:r`");
+                out.extend(["--cache".into(), "local:r".into()]);
+            }
+            "--dry-run" => {
+                let dry = inline.as_ref().map_or_else(|| "--dry".to_string(), |v| format!("--dry={v}"));
+                notice(&format!("`{arg}` is `{dry}`"));
+                out.push(dry);
+            }
+            "--no-daemon" | "--daemon" | "--nx-bail" | "--ui" => {
+                notice(&format!("`{arg}` has no effect in vx and is ignored"));
+                if inline.is_none() && name == "--ui" {
+                    i += 1;
+                }
+            }
+            "--head" | "--nx-ignore-cycles" | "--env-mode" | "--only" => {
+                let (what, hint) = match name.as_str() {
+                    "--head" => {
+                        ("vx compares the working tree (uncommitted files included) with a base", "use --affected=BASE")
+                    }
+                    "--nx-ignore-cycles" => ("vx refuses dependency cycles", "remove the cycle the error names"),
+                    "--env-mode" => (
+                        "vx passes the whole environment to tasks and keys only declared `env`",
+                        "list variables in the task's `env`",
+                    ),
+                    _ => (
+                        "vx always runs what a task depends on first",
+                        "name exactly the tasks to run with PROJECT#TASK",
+                    ),
+                };
+                return Err(Error::usage(format!("`{name}` has no vx equivalent: {what}")).with_hint(hint));
+            }
+            _ => out.push(arg.clone()),
+        }
+        i += 1;
+    }
+    if subcommand_affected && !out.iter().any(|a| a.starts_with("--affected")) {
+        out.push("--affected".into());
+    }
+    // Tasks given with -t go where positional tasks go.
+    out.splice(2..2, tasks);
+    Ok(out)
+}
+
+fn notice(text: &str) {
+    eprintln!("vx: note: {text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(args: &[&str]) -> Vec<String> {
+        let argv = std::iter::once("vx").chain(args.iter().copied()).map(str::to_string).collect();
+        translate(argv).unwrap()[1..].to_vec()
+    }
+
+    #[test]
+    fn nx_and_turbo_habits() {
+        assert_eq!(t(&["run-many", "-t", "build", "-p", "a,b"]), ["run", "build", "--filter", "a", "--filter", "b"]);
+        assert_eq!(t(&["affected", "-t", "test"]), ["run", "test", "--affected"]);
+        assert_eq!(t(&["nx", "run-many", "--targets=build,test"]), ["run", "build", "test"]);
+        assert_eq!(t(&["turbo", "run", "build", "--filter=web..."]), ["run", "build", "--filter=web..."]);
+        assert_eq!(
+            t(&["run", "build", "--scope", "web", "--since", "main"]),
+            ["run", "build", "--filter", "web", "--affected=main"]
+        );
+        assert_eq!(t(&["run", "build", "--parallel=4"]), ["run", "build", "--concurrency", "4"]);
+        assert_eq!(t(&["run", "build", "--parallel"]), ["run", "build"]);
+        assert_eq!(t(&["run", "build", "--dry-run=json"]), ["run", "build", "--dry=json"]);
+        assert_eq!(
+            t(&["run", "build", "--no-cache", "--skip-nx-cache"]),
+            ["run", "build", "--cache", "local:r", "--force"]
+        );
+        assert_eq!(t(&["show", "--scope", "x"]), ["show", "--scope", "x"], "only run and watch are translated");
+        assert_eq!(t(&["run", "build", "--", "--scope"]), ["run", "build", "--", "--scope"]);
+    }
+
+    #[test]
+    fn refuses_what_has_no_equivalent() {
+        let argv: Vec<String> = ["vx", "run", "build", "--head", "x"].iter().map(|s| s.to_string()).collect();
+        let e = translate(argv).unwrap_err();
+        assert!(e.message.contains("--head"), "{e}");
+    }
+}

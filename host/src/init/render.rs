@@ -1,0 +1,105 @@
+//! Turning a [`Plan`] into the text of each `vx.toml`.
+
+use super::model::{Dep, Plan, ProjectSpec, TaskSpec};
+
+/// One file `vx init` writes: its path relative to the root and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedFile {
+    pub path: String,
+    pub text: String,
+}
+
+/// The root `vx.toml`, then each project's that has something to say.
+pub fn render(plan: &Plan) -> Vec<RenderedFile> {
+    let header = format!("# Written by `vx init` from {}.\n", plan.source);
+    let mut root = format!("{header}[workspace]\nprojects = {}\n", list(&plan.projects_globs));
+    if !plan.global_inputs.is_empty() {
+        root.push_str(&format!("global-inputs = {}\n", list(&plan.global_inputs)));
+    }
+    let mut files = vec![RenderedFile { path: "vx.toml".to_string(), text: root }];
+    for project in &plan.projects {
+        if let Some(text) = project_text(project) {
+            files.push(RenderedFile { path: format!("{}/vx.toml", project.dir), text: format!("{header}{text}") });
+        }
+    }
+    files
+}
+
+fn project_text(p: &ProjectSpec) -> Option<String> {
+    let mut out = String::new();
+    if p.write_name || !p.depends_on.is_empty() || !p.tags.is_empty() || !p.has_package_json {
+        out.push_str("[project]\n");
+        out.push_str(&format!("name = {}\n", quote(&p.name)));
+        if !p.depends_on.is_empty() {
+            out.push_str(&format!("depends-on = {}\n", list(&p.depends_on)));
+        }
+        if !p.tags.is_empty() {
+            out.push_str(&format!("tags = {}\n", list(&p.tags)));
+        }
+    }
+    for (name, task) in &p.tasks {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("[tasks.{}]\n", key(name)));
+        task_text(task, &mut out);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+fn task_text(t: &TaskSpec, out: &mut String) {
+    if let Some(command) = &t.command {
+        out.push_str(&format!("command = {}\n", quote(command)));
+    }
+    let deps: Vec<String> = t
+        .depends_on
+        .iter()
+        .map(|d| match d {
+            Dep::Local(t) => t.clone(),
+            Dep::Upstream(t) => format!("^{t}"),
+            Dep::Exact(p, t) => format!("{p}#{t}"),
+        })
+        .collect();
+    out.push_str(&format!("depends-on = {}\n", list(&deps)));
+    if let Some(inputs) = &t.inputs {
+        out.push_str(&format!("inputs = {}\n", list(inputs)));
+    }
+    if !t.outputs.is_empty() {
+        out.push_str(&format!("outputs = {}\n", list(&t.outputs)));
+    }
+    if !t.env.is_empty() {
+        out.push_str(&format!("env = {}\n", list(&t.env)));
+    }
+    if t.persistent {
+        out.push_str("persistent = true\ncache = false\n");
+    } else {
+        out.push_str(&format!("cache = {}\n", t.cache));
+    }
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn list(items: &[String]) -> String {
+    format!("[{}]", items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", "))
+}
+
+/// A table key: bare when TOML allows it, else quoted.
+fn key(name: &str) -> String {
+    let bare = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare { name.to_string() } else { quote(name) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_quoted_only_when_needed() {
+        assert_eq!(key("build"), "build");
+        assert_eq!(key("build:prod"), "\"build:prod\"");
+        assert_eq!(list(&["a\"b".to_string()]), r#"["a\"b"]"#);
+    }
+}

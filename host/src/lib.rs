@@ -14,6 +14,7 @@
 //! | [`run`]    | turning a selection into a plan and driving it: concurrency, `--continue`, the local executor |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
 //! | [`report`] | what the user sees: prefixed task output, colour, the run summary |
+//! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
 //! | [`cli`]    | argument parsing (clap) and one file per subcommand |
 //! | [`cache`], [`watch`], [`plugin`] | seams for the content-hash cache, the watch loop and wasm plugins |
@@ -27,6 +28,7 @@ pub mod config;
 pub mod error;
 pub mod graph;
 pub mod guard;
+pub mod init;
 pub mod lock;
 pub mod plugin;
 pub mod report;

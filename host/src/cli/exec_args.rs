@@ -14,7 +14,7 @@ use crate::config::Workspace;
 use crate::config::duration::parse_duration;
 use crate::error::{Error, Result};
 use crate::graph::Filter;
-use crate::report::color_enabled;
+use crate::report::{color_enabled, github_actions};
 use crate::run::{RunOptions, Selection};
 
 #[derive(Debug, Args)]
@@ -113,6 +113,7 @@ impl ExecArgs {
             log_order: parse_log_order(&self.log_order, command)?,
             timeout,
             color: color_enabled(),
+            github: github_actions(),
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();

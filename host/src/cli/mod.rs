@@ -6,6 +6,7 @@ mod cache_cmd;
 mod completions;
 mod exec_args;
 mod history;
+mod init;
 mod last;
 mod lock;
 mod plugin_cmd;
@@ -54,6 +55,7 @@ enum Commands {
     History(history::HistoryArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
+    Init(init::InitArgs),
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     /// The guard process vx starts for itself (internal).
@@ -102,6 +104,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::History(a) => history::cmd_history(a, &cwd),
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
+        Commands::Init(a) => init::cmd_init(a, &cwd),
         Commands::Completions(a) => completions::cmd_completions(a),
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),

@@ -13,6 +13,7 @@ use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::to_dot;
+use crate::report::{github_annotations, github_step_summary, markdown};
 use crate::run::{DryPlan, execute, plan, plan_keys, planned_status, predict};
 
 const RUN_HELP: &str = "Examples:
@@ -30,6 +31,10 @@ const RUN_HELP: &str = "Examples:
 pub struct RunArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
+
+    /// After the run, list the slowest tasks and the cache hit rate.
+    #[arg(long)]
+    pub summary: bool,
 
     /// Refuse to run when vx.lock does not match the configuration (for CI).
     #[arg(long)]
@@ -117,6 +122,15 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         None => 0,
     };
     record_run(&ws, argv, cwd, &tags, started, code, &outcome);
+    if args.summary {
+        print!("{}", outcome.summary.render_details());
+    }
+    if prepared.opts.github {
+        print!("{}", github_annotations(&outcome.summary));
+        if let Err(e) = github_step_summary(&markdown::render(&outcome.summary, argv)) {
+            eprintln!("vx: warning: could not append to $GITHUB_STEP_SUMMARY: {e}");
+        }
+    }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
         if let Err(e) = reporter.write(&outcome.summary, argv, started, &tags, file.as_deref()) {

@@ -12,6 +12,7 @@
 
 mod model;
 mod moon;
+mod moon_task;
 mod nx;
 mod nx_inputs;
 mod render;
@@ -58,7 +59,10 @@ impl SourceKind {
 
 /// The source formats whose marker file is at `root`.
 pub fn detect(root: &Path) -> Vec<SourceKind> {
-    [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon].into_iter().filter(|k| root.join(k.marker()).is_file()).collect()
+    [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon]
+        .into_iter()
+        .filter(|k| root.join(k.marker()).is_file())
+        .collect()
 }
 
 /// Reads the workspace at `root` as `kind` and returns the checked plan.

@@ -126,7 +126,11 @@ impl Plan {
                         },
                     };
                     if let Some(why) = &why {
-                        notes.push(Note { file: file.clone(), setting: format!("{setting}.dependsOn"), why: why.clone() });
+                        notes.push(Note {
+                            file: file.clone(),
+                            setting: format!("{setting}.dependsOn"),
+                            why: why.clone(),
+                        });
                     }
                     why.is_none()
                 });

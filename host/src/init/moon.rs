@@ -67,11 +67,18 @@ fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Resul
         let paths = glob::glob(&full)
             .map_err(|e| Error::config(format!("{WORKSPACE}: invalid project glob `{pattern}`: {e}")))?;
         for path in paths.flatten() {
-            let dir = if path.file_name().is_some_and(|n| n == "moon.yml") { path.parent().map(Path::to_path_buf) } else { Some(path) };
+            let dir = if path.file_name().is_some_and(|n| n == "moon.yml") {
+                path.parent().map(Path::to_path_buf)
+            } else {
+                Some(path)
+            };
             let Some(dir) = dir.filter(|d| d.is_dir()) else { continue };
             let Ok(rel) = dir.strip_prefix(root) else { continue };
             let rel = rel.to_string_lossy().replace('\\', "/");
-            if rel.is_empty() || rel.split('/').any(|c| c == "node_modules" || c.starts_with('.')) || exclude.iter().any(|e| e.matches(&rel)) {
+            if rel.is_empty()
+                || rel.split('/').any(|c| c == "node_modules" || c.starts_with('.'))
+                || exclude.iter().any(|e| e.matches(&rel))
+            {
                 continue;
             }
             let id = read_yaml(root, &format!("{rel}/moon.yml"))?
@@ -82,7 +89,9 @@ fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Resul
     }
     for (id, path) in sources {
         match path.as_str() {
-            Some(".") | Some("") => plan.note(WORKSPACE, format!("projects.{id}"), "a project at the workspace root is not translated"),
+            Some(".") | Some("") => {
+                plan.note(WORKSPACE, format!("projects.{id}"), "a project at the workspace root is not translated")
+            }
             Some(p) => {
                 out.insert(id, p.trim_start_matches("./").trim_end_matches('/').to_string());
             }
@@ -100,7 +109,11 @@ fn read_inherited(root: &Path, plan: &mut Plan) -> Result<Inherited> {
         let mut names: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         for name in names.into_iter().filter(|n| n != "all.yml") {
-            plan.note(&format!(".moon/tasks/{name}"), "(whole file)", "tasks inherited by language, stack or tag are not translated");
+            plan.note(
+                &format!(".moon/tasks/{name}"),
+                "(whole file)",
+                "tasks inherited by language, stack or tag are not translated",
+            );
         }
     }
     for file in [".moon/tasks.yml", ".moon/tasks/all.yml"] {
@@ -108,7 +121,9 @@ fn read_inherited(root: &Path, plan: &mut Plan) -> Result<Inherited> {
         for (key, v) in value.as_object().into_iter().flatten() {
             match key.as_str() {
                 "$schema" => {}
-                "tasks" => inherited.tasks.extend(v.as_object().cloned().unwrap_or_default().into_iter().map(|(k, t)| (k, (file.to_string(), t)))),
+                "tasks" => inherited.tasks.extend(
+                    v.as_object().cloned().unwrap_or_default().into_iter().map(|(k, t)| (k, (file.to_string(), t))),
+                ),
                 "fileGroups" => inherited.file_groups.extend(v.as_object().cloned().unwrap_or_default()),
                 "implicitDeps" => inherited.deps.extend(v.as_array().cloned().unwrap_or_default()),
                 "implicitInputs" => inherited.inputs.extend(strings(v).unwrap_or_default()),
@@ -137,7 +152,8 @@ fn translate_project(root: &Path, id: &str, dir: &str, inherited: &Inherited, pl
     let inheritance = config.get("workspace").and_then(|w| w.get("inheritedTasks"));
     for (key, value) in &config {
         match key.as_str() {
-            "$schema" | "id" | "tasks" | "fileGroups" | "env" | "language" | "layer" | "type" | "stack" | "project" | "owners" => {}
+            "$schema" | "id" | "tasks" | "fileGroups" | "env" | "language" | "layer" | "type" | "stack" | "project"
+            | "owners" => {}
             "tags" => spec.tags = strings(value).unwrap_or_default(),
             "dependsOn" => {
                 for dep in value.as_array().into_iter().flatten() {
@@ -149,7 +165,11 @@ fn translate_project(root: &Path, id: &str, dir: &str, inherited: &Inherited, pl
             }
             "workspace" => {
                 if inheritance.and_then(|i| i.get("rename")).is_some() {
-                    plan.note(&file, "workspace.inheritedTasks.rename", "no vx equivalent; inherited tasks keep their names");
+                    plan.note(
+                        &file,
+                        "workspace.inheritedTasks.rename",
+                        "no vx equivalent; inherited tasks keep their names",
+                    );
                 }
             }
             "platform" | "toolchain" | "toolchains" => {

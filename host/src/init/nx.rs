@@ -75,9 +75,11 @@ fn read_top_level(nx: &Map<String, Value>, plan: &mut Plan) {
                     );
                 }
             }
-            "defaultBase" | "affected" => {
-                plan.note(FILE, key, "vx `--affected` compares with the merge base of main (or master), or `--affected=REV`")
-            }
+            "defaultBase" | "affected" => plan.note(
+                FILE,
+                key,
+                "vx `--affected` compares with the merge base of main (or master), or `--affected=REV`",
+            ),
             "cacheDirectory" => plan.note(FILE, key, "vx keeps its cache in [cache] dir (default .vx/cache)"),
             "parallel" => plan.note(FILE, key, "vx sets this per run with `--concurrency`"),
             _ => plan.note(FILE, key, "no vx equivalent"),
@@ -175,13 +177,8 @@ fn translate_project(p: &NxProject, ctx: &Ctx<'_>, plan: &mut Plan) -> ProjectSp
         if own.is_none() && default.is_none() && !ctx.cacheable.contains(name) {
             continue;
         }
-        let target = Target {
-            name,
-            own: own.map(|o| (file, o)),
-            default: default.map(|d| (FILE, d)),
-            executor,
-            named: &named,
-        };
+        let target =
+            Target { name, own: own.map(|o| (file, o)), default: default.map(|d| (FILE, d)), executor, named: &named };
         if let Some(task) = translate_target(&target, &spec, ctx, plan) {
             spec.tasks.insert(name.clone(), task);
         }
@@ -221,7 +218,8 @@ impl Target<'_> {
 
     /// `options`, the target's own over the defaults', key by key.
     fn options(&self) -> Map<String, Value> {
-        let mut out = self.default.and_then(|(_, d)| d.get("options")).and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut out =
+            self.default.and_then(|(_, d)| d.get("options")).and_then(Value::as_object).cloned().unwrap_or_default();
         if let Some(own) = self.own.and_then(|(_, o)| o.get("options")).and_then(Value::as_object) {
             out.extend(own.clone());
         }
@@ -232,7 +230,11 @@ impl Target<'_> {
     }
 
     fn keys(&self) -> BTreeSet<String> {
-        [self.own.map(|(_, o)| o), self.default.map(|(_, d)| d)].into_iter().flatten().flat_map(|m| m.keys().cloned()).collect()
+        [self.own.map(|(_, o)| o), self.default.map(|(_, d)| d)]
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m.keys().cloned())
+            .collect()
     }
 }
 
@@ -358,7 +360,9 @@ fn depends_on(value: &Value, file: &str, setting: &str, plan: &mut Plan) -> Vec<
             plan.note(file, setting, format!("`params` of `{target}`: vx passes no arguments to dependencies"));
         }
         let projects = dep.get("projects");
-        if dep.get("dependencies").and_then(Value::as_bool) == Some(true) || projects == Some(&Value::from("dependencies")) {
+        if dep.get("dependencies").and_then(Value::as_bool) == Some(true)
+            || projects == Some(&Value::from("dependencies"))
+        {
             out.push(Dep::Upstream(target.to_string()));
         } else if projects.is_none() || projects == Some(&Value::from("self")) {
             out.push(Dep::Local(target.to_string()));

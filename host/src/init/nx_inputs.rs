@@ -132,8 +132,14 @@ pub fn resolve_outputs(
         };
         match rel {
             Some(rel) if !rel.is_empty() && rel != "." => out.push(format!("{neg}{rel}")),
-            Some(_) => plan.note(file, setting, format!("`{s}` is the whole project; vx outputs name what a task writes")),
-            None => plan.note(file, setting, format!("`{s}` is outside the project (or unresolved); vx outputs stay inside the project")),
+            Some(_) => {
+                plan.note(file, setting, format!("`{s}` is the whole project; vx outputs name what a task writes"))
+            }
+            None => plan.note(
+                file,
+                setting,
+                format!("`{s}` is outside the project (or unresolved); vx outputs stay inside the project"),
+            ),
         }
     }
     out

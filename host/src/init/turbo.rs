@@ -22,8 +22,10 @@ pub fn read(root: &Path) -> Result<Plan> {
     let mut plan = Plan::default();
     plan.projects_globs = js_workspace_globs(root)?;
     if plan.projects_globs.is_empty() {
-        return Err(Error::config("turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages")
-            .with_hint("declare the workspace packages in package.json first"));
+        return Err(Error::config(
+            "turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages",
+        )
+        .with_hint("declare the workspace packages in package.json first"));
     }
     let packages = js_packages(root, &plan.projects_globs)?;
     let global_env = read_top_level(top, &mut plan);
@@ -213,7 +215,11 @@ fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<
             "outputs" => {
                 for glob in items {
                     if glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..") {
-                        plan.note(&file, &setting, format!("`{glob}` is outside the package; vx outputs stay inside the project"));
+                        plan.note(
+                            &file,
+                            &setting,
+                            format!("`{glob}` is outside the package; vx outputs stay inside the project"),
+                        );
                     } else {
                         task.outputs.push(glob);
                     }

@@ -2,11 +2,13 @@
 //! colour when it helps, and the final summary. The run loop reports
 //! events; this module decides how they look.
 
+mod github;
 pub mod markdown;
 mod style;
 mod summary;
 mod terminal;
 
+pub use github::{github_actions, github_annotations, github_step_summary};
 pub use style::{Style, color_enabled};
 pub use summary::{CacheOutcome, RunSummary, TaskResult, TaskStatus, format_duration};
 pub use terminal::{LogOrder, OutputLogs, Terminal};

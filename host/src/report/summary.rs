@@ -130,6 +130,26 @@ impl RunSummary {
     }
 }
 
+impl RunSummary {
+    /// `--summary`: the slowest tasks that ran, and the cache hit rate.
+    pub fn render_details(&self) -> String {
+        let mut ran: Vec<&TaskResult> =
+            self.results.iter().filter(|r| !r.cache.is_hit() && !matches!(r.status, TaskStatus::Skipped(_))).collect();
+        ran.sort_by(|a, b| b.duration.cmp(&a.duration).then(a.id.cmp(&b.id)));
+        let mut out = String::from("Slowest:");
+        if ran.is_empty() {
+            out.push_str(" none ran (every task came from the cache)");
+        }
+        for r in ran.iter().take(5) {
+            out.push_str(&format!("\n  {:>8}  {}", format_duration(r.duration), r.id));
+        }
+        let looked_up = self.results.iter().filter(|r| r.cache != CacheOutcome::Uncached).count();
+        let rate = if looked_up > 0 { format!("{}%", self.cached() * 100 / looked_up) } else { "-".to_string() };
+        out.push_str(&format!("\nCache: {} of {looked_up} cacheable tasks were hits ({rate})\n", self.cached()));
+        out
+    }
+}
+
 /// `850ms`, `2.35s`, `1m04s`.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();

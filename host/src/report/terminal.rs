@@ -45,11 +45,30 @@ pub struct Terminal {
     /// Lines held back per task (grouped order, or errors-only).
     held: Mutex<HashMap<String, Vec<u8>>>,
     out: Mutex<std::io::Stdout>,
+    /// Under GitHub Actions each task's log is a collapsible `::group::`.
+    github: bool,
 }
 
 impl Terminal {
     pub fn new(style: Style, logs: OutputLogs, order: LogOrder) -> Self {
-        Terminal { style, logs, order, held: Mutex::new(HashMap::new()), out: Mutex::new(std::io::stdout()) }
+        Terminal {
+            style,
+            logs,
+            order,
+            held: Mutex::new(HashMap::new()),
+            out: Mutex::new(std::io::stdout()),
+            github: false,
+        }
+    }
+
+    /// Groups each task's log for GitHub Actions (which needs whole blocks,
+    /// so lines are held per task as with `--log-order grouped`).
+    pub fn with_github_groups(mut self, on: bool) -> Self {
+        self.github = on;
+        if on {
+            self.order = LogOrder::Grouped;
+        }
+        self
     }
 
     fn holds(&self) -> bool {
@@ -133,7 +152,12 @@ impl Terminal {
                 OutputLogs::Full | OutputLogs::NewOnly => true,
                 OutputLogs::HashOnly | OutputLogs::None => false,
             };
-            if show {
+            if show && self.github {
+                let mut block = format!("::group::{id}\n").into_bytes();
+                block.extend_from_slice(&buf);
+                block.extend_from_slice(b"::endgroup::\n");
+                self.write(&block);
+            } else if show {
                 self.write(&buf);
             }
         }

@@ -18,6 +18,7 @@ use nix::sys::signal::Signal;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::executor::Executors;
 use super::job::{CacheJob, Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
@@ -86,6 +87,7 @@ pub struct Session<'w> {
     ready_rx: mpsc::UnboundedReceiver<usize>,
     ended_tx: mpsc::UnboundedSender<(u64, JobResult)>,
     ended_rx: mpsc::UnboundedReceiver<(u64, JobResult)>,
+    executors: Executors,
 }
 
 impl<'w> Session<'w> {
@@ -97,7 +99,7 @@ impl<'w> Session<'w> {
         keep_servers: bool,
     ) -> Self {
         let style = Style { enabled: opts.color };
-        let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order));
+        let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order).with_github_groups(opts.github));
         let run_id = format!(
             "{}-{:x}",
             std::process::id(),
@@ -125,6 +127,7 @@ impl<'w> Session<'w> {
             ready_rx,
             ended_tx,
             ended_rx,
+            executors: Executors::new(ws),
         }
     }
 
@@ -213,6 +216,7 @@ impl<'w> Session<'w> {
             groups: self.groups.clone(),
             term: self.term.clone(),
             cancelled: self.cancelled.clone(),
+            executor: None,
         }
     }
 
@@ -255,14 +259,15 @@ impl<'w> Session<'w> {
                 let Some(node) = walker.next_ready() else { break };
                 let n = &graph.nodes[node];
                 let task = &self.ws.projects[n.project].tasks[&n.id.task];
-                if task.executor != "local" {
-                    let why =
-                        format!("executor `{}` is a plugin, and executor plugins are not supported yet", task.executor);
-                    self.term.note(&n.id.to_string(), &why);
-                    walker.finish(node, false);
-                    results[node] = Some(TaskResult::not_run(n.id.to_string(), TaskStatus::Failed(why)));
-                    continue;
-                }
+                let plugin_job = match self.executors.prepare(&self.ws.projects[n.project], task) {
+                    Ok(plugin_job) => plugin_job,
+                    Err(why) => {
+                        self.term.note(&n.id.to_string(), &why);
+                        walker.finish(node, false);
+                        results[node] = Some(TaskResult::not_run(n.id.to_string(), TaskStatus::Failed(why)));
+                        continue;
+                    }
+                };
                 if task.persistent && self.servers.contains_key(&node) {
                     // Still up from an earlier cycle: restart only if its key moved.
                     let now = self.key_now(node).await;
@@ -273,7 +278,11 @@ impl<'w> Session<'w> {
                     self.term.note(&n.id.to_string(), "inputs changed; restarting");
                     self.stop_server(node).await;
                 }
-                let job = self.job(node);
+                let mut job = self.job(node);
+                if let (Some(p), Some(c)) = (&plugin_job, &mut job.cache) {
+                    c.executor_config = p.cache_identity();
+                }
+                job.executor = plugin_job;
                 in_slot.insert(node);
                 if let Some(p) = &job.persistent {
                     self.generation += 1;

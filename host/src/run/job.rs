@@ -76,6 +76,8 @@ pub struct Job {
     pub groups: Groups,
     pub term: Arc<Terminal>,
     pub cancelled: Arc<AtomicBool>,
+    /// Set for `executor = "NAME"`: the task runs through that plugin.
+    pub executor: Option<super::executor::PluginJob>,
 }
 
 /// Why the process ended, beyond its exit status.
@@ -115,7 +117,10 @@ impl Job {
         // The log is kept for the cache and, for a task that ends, for the
         // report's log tail; a persistent task's would grow without end.
         let keep_log = cacheable || self.persistent.is_none();
-        let (status, log, exit_code) = self.run_process(key_text.as_deref(), keep_log).await;
+        let (status, log, exit_code) = match &self.executor {
+            Some(plugin) => self.run_plugin(plugin, key_text.as_deref(), keep_log).await,
+            None => self.run_process(key_text.as_deref(), keep_log).await,
+        };
         let duration = start.elapsed();
         let log_tail = (status != TaskStatus::Succeeded).then(|| log_tail(&log)).flatten();
         let manifest = keyed.as_ref().map(|(_, m)| m.clone());

@@ -5,6 +5,7 @@
 mod dry;
 mod engine;
 mod eta;
+mod executor;
 mod job;
 mod keys;
 mod local;

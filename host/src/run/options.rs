@@ -15,4 +15,6 @@ pub struct RunOptions {
     /// `--timeout`: applies to tasks that set no `timeout` of their own.
     pub timeout: Option<Duration>,
     pub color: bool,
+    /// Running under GitHub Actions: grouped logs and annotations.
+    pub github: bool,
 }

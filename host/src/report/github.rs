@@ -1,0 +1,53 @@
+//! GitHub Actions (`GITHUB_ACTIONS=true`): each task's log in a
+//! collapsible group (see `Terminal::with_github_groups`), an error
+//! annotation per failed task, and the markdown report appended to the
+//! job's summary page (`$GITHUB_STEP_SUMMARY`).
+
+use std::io::Write;
+
+use super::summary::{RunSummary, TaskStatus, format_duration};
+
+pub fn github_actions() -> bool {
+    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
+}
+
+/// Workflow commands need `%`, CR and LF escaped in their messages.
+fn escape(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// One `::error` line per task that failed or timed out.
+pub fn github_annotations(summary: &RunSummary) -> String {
+    let mut out = String::new();
+    for r in &summary.results {
+        let why = match &r.status {
+            TaskStatus::Failed(why) => why.clone(),
+            TaskStatus::TimedOut(limit) => format!("timed out after {}", format_duration(*limit)),
+            _ => continue,
+        };
+        let tail = r.log_tail.as_deref().map(|t| format!("\n{t}")).unwrap_or_default();
+        out.push_str(&format!(
+            "::error title={}::{}\n",
+            escape(&format!("{} failed", r.id)),
+            escape(&format!("{why}{tail}"))
+        ));
+    }
+    out
+}
+
+/// Appends `markdown` to `$GITHUB_STEP_SUMMARY` when it is set.
+pub fn github_step_summary(markdown: &str) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else { return Ok(()) };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(markdown.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_escaped() {
+        assert_eq!(escape("50% done\nnext"), "50%25 done%0Anext");
+    }
+}

@@ -4,11 +4,13 @@
 
 mod github;
 pub mod markdown;
+mod progress;
 mod style;
 mod summary;
 mod terminal;
 
 pub use github::{github_actions, github_annotations, github_step_summary};
+pub use progress::StatusLine;
 pub use style::{Style, color_enabled};
 pub use summary::{CacheOutcome, RunSummary, TaskResult, TaskStatus, format_duration};
 pub use terminal::{LogOrder, OutputLogs, Terminal};

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
 
+use super::progress::StatusLine;
 use super::style::Style;
 
 /// `--output-logs`.
@@ -47,6 +48,8 @@ pub struct Terminal {
     out: Mutex<std::io::Stdout>,
     /// Under GitHub Actions each task's log is a collapsible `::group::`.
     github: bool,
+    /// The status line, on a terminal only.
+    status: Option<Mutex<StatusLine>>,
 }
 
 impl Terminal {
@@ -58,6 +61,21 @@ impl Terminal {
             held: Mutex::new(HashMap::new()),
             out: Mutex::new(std::io::stdout()),
             github: false,
+            status: None,
+        }
+    }
+
+    /// Shows a status line below the output (the caller decides that
+    /// stdout is a terminal).
+    pub fn with_status(mut self, status: Option<StatusLine>) -> Self {
+        self.status = status.filter(|_| self.logs != OutputLogs::None && !self.github).map(Mutex::new);
+        self
+    }
+
+    fn update_status(&self, f: impl FnOnce(&mut StatusLine)) {
+        if let Some(status) = &self.status {
+            f(&mut status.lock().expect("status lock poisoned"));
+            self.write(b"");
         }
     }
 
@@ -92,12 +110,25 @@ impl Terminal {
 
     fn write(&self, bytes: &[u8]) {
         let mut out = self.out.lock().expect("stdout lock poisoned");
+        let mut buf = Vec::with_capacity(bytes.len() + 64);
+        if let Some(status) = &self.status {
+            // Clear the status line, write, draw it again below.
+            buf.extend_from_slice(b"\r\x1b[2K");
+            buf.extend_from_slice(bytes);
+            let line = status.lock().expect("status lock poisoned").render();
+            if !line.is_empty() {
+                buf.extend_from_slice(self.style.dim(&line).as_bytes());
+            }
+        } else {
+            buf.extend_from_slice(bytes);
+        }
         // A closed stdout (e.g. piped into `head`) must not stop the run.
-        let _ = out.write_all(bytes).and_then(|()| out.flush());
+        let _ = out.write_all(&buf).and_then(|()| out.flush());
     }
 
     /// A task started running (a cache miss when it has a key).
     pub fn started(&self, id: &str, key: Option<&str>) {
+        self.update_status(|s| s.start(id));
         if self.logs == OutputLogs::HashOnly {
             let text = match key {
                 Some(k) => format!("cache miss, executing {}", short(k)),
@@ -145,6 +176,7 @@ impl Terminal {
 
     /// A task ended: release its held lines if its mode says so.
     pub fn finished(&self, id: &str, success: bool) {
+        self.update_status(|s| s.finish(id));
         let held = self.held.lock().expect("held lock poisoned").remove(id);
         if let Some(buf) = held {
             let show = match self.logs {
@@ -166,5 +198,10 @@ impl Terminal {
     /// Text from vx itself (the summary).
     pub fn print(&self, text: &str) {
         self.write(text.as_bytes());
+    }
+
+    /// Removes the status line for good (the run is over).
+    pub fn clear_status(&self) {
+        self.update_status(StatusLine::hide);
     }
 }

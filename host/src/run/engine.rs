@@ -23,12 +23,12 @@ use super::job::{CacheJob, Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
 use super::signals::Signals;
-use crate::cache::{Cache, CacheKey, KeyManifest};
+use crate::cache::{Cache, CacheKey, History, KeyManifest, state_dir};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
 use crate::guard::{Groups, GuardLink, RUN_ID_VAR, TaskMark, grace_period, hurry, signal_group, stop_group};
-use crate::report::{RunSummary, Style, TaskResult, TaskStatus, Terminal};
+use crate::report::{RunSummary, StatusLine, Style, TaskResult, TaskStatus, Terminal};
 
 /// What a cycle produced.
 #[derive(Debug)]
@@ -99,7 +99,11 @@ impl<'w> Session<'w> {
         keep_servers: bool,
     ) -> Self {
         let style = Style { enabled: opts.color };
-        let term = Arc::new(Terminal::new(style, opts.output_logs, opts.log_order).with_github_groups(opts.github));
+        let term = Arc::new(
+            Terminal::new(style, opts.output_logs, opts.log_order)
+                .with_github_groups(opts.github)
+                .with_status(status_line(ws, graph, &opts)),
+        );
         let run_id = format!(
             "{}-{:x}",
             std::process::id(),
@@ -370,6 +374,7 @@ impl<'w> Session<'w> {
             results: order.into_iter().filter_map(|n| results[n].take()).collect(),
             wall: started.elapsed(),
         };
+        self.term.clear_status();
         self.term.print(&summary.render(self.style));
         Ok(RunOutcome { summary, interrupted, manifests })
     }
@@ -404,6 +409,25 @@ impl<'w> Session<'w> {
             }
         }
     }
+}
+
+/// A status line for a terminal (not when piped, not under CI), with ETAs
+/// from the p50 durations in history.
+fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<StatusLine> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || std::env::var_os("CI").is_some() || graph.is_empty() {
+        return None;
+    }
+    let history = History::open(&state_dir(ws).join("history.db")).ok();
+    let p50 = graph
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let id = n.id.to_string();
+            history.as_ref().and_then(|h| h.p50(&id)).map(|d| (id, d))
+        })
+        .collect();
+    Some(StatusLine::new(graph.len(), p50, opts.concurrency))
 }
 
 /// Starts the guard process; without one (it failed to start, there is

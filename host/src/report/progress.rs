@@ -1,0 +1,87 @@
+//! The status line on a terminal: `[12/50] 2 running: web#build, ui#test ·
+//! ETA 8s`. It is redrawn below task output — each write clears it first
+//! and draws it again after, under the same lock, so it never corrupts a
+//! line — and it is never drawn when stdout is not a terminal, under CI, or
+//! with `--output-logs none`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use super::summary::format_duration;
+
+#[derive(Debug, Default)]
+pub struct StatusLine {
+    total: usize,
+    done: usize,
+    running: BTreeSet<String>,
+    /// p50 durations by task id, from history.
+    p50: HashMap<String, Duration>,
+    /// Expected work not yet finished, and the tasks without a p50.
+    pending: Duration,
+    concurrency: usize,
+    width: usize,
+    /// Once the run is over the line is gone for good.
+    hidden: bool,
+}
+
+impl StatusLine {
+    pub fn new(total: usize, p50: HashMap<String, Duration>, concurrency: usize) -> StatusLine {
+        let pending = p50.values().sum();
+        let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100);
+        StatusLine { total, p50, pending, concurrency: concurrency.max(1), width, ..StatusLine::default() }
+    }
+
+    pub fn start(&mut self, id: &str) {
+        self.running.insert(id.to_string());
+    }
+
+    pub fn finish(&mut self, id: &str) {
+        if self.running.remove(id) || self.done < self.total {
+            self.done += 1;
+        }
+        if let Some(d) = self.p50.get(id) {
+            self.pending = self.pending.saturating_sub(*d);
+        }
+    }
+
+    pub fn hide(&mut self) {
+        self.hidden = true;
+    }
+
+    /// The line as shown (no newline), cut to the terminal's width.
+    pub fn render(&self) -> String {
+        if self.hidden {
+            return String::new();
+        }
+        let mut text = format!("[{}/{}]", self.done.min(self.total), self.total);
+        if !self.running.is_empty() {
+            let names: Vec<&str> = self.running.iter().take(3).map(String::as_str).collect();
+            let more = self.running.len().saturating_sub(3);
+            text.push_str(&format!(" {} running: {}", self.running.len(), names.join(", ")));
+            if more > 0 {
+                text.push_str(&format!(" +{more}"));
+            }
+        }
+        if !self.pending.is_zero() {
+            text.push_str(&format!(" · ETA {}", format_duration(self.pending / self.concurrency as u32)));
+        }
+        text.chars().take(self.width.saturating_sub(1)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_estimates() {
+        let p50 =
+            HashMap::from([("a#b".to_string(), Duration::from_secs(4)), ("c#d".to_string(), Duration::from_secs(2))]);
+        let mut line = StatusLine::new(3, p50, 2);
+        assert_eq!(line.render(), "[0/3] · ETA 3.00s");
+        line.start("a#b");
+        assert_eq!(line.render(), "[0/3] 1 running: a#b · ETA 3.00s");
+        line.finish("a#b");
+        assert_eq!(line.render(), "[1/3] · ETA 1.00s");
+    }
+}

@@ -144,7 +144,7 @@ impl RunSummary {
             out.push_str(&format!("\n  {:>8}  {}", format_duration(r.duration), r.id));
         }
         let looked_up = self.results.iter().filter(|r| r.cache != CacheOutcome::Uncached).count();
-        let rate = if looked_up > 0 { format!("{}%", self.cached() * 100 / looked_up) } else { "-".to_string() };
+        let rate = (self.cached() * 100).checked_div(looked_up).map_or_else(|| "-".to_string(), |r| format!("{r}%"));
         out.push_str(&format!("\nCache: {} of {looked_up} cacheable tasks were hits ({rate})\n", self.cached()));
         out
     }

@@ -12,6 +12,7 @@ mod depends_on;
 mod failures;
 mod guard;
 mod http_cache;
+mod init;
 mod npm_workspaces;
 mod output;
 mod paths;

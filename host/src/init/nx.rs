@@ -113,6 +113,7 @@ fn find_projects(root: &Path, plan: &mut Plan) -> Result<Vec<NxProject>> {
             extra.push(dir);
         }
     }
+    extra.sort();
     plan.projects_globs = globs;
     plan.projects_globs.extend(extra);
     let mut out = Vec::new();
@@ -170,15 +171,15 @@ fn translate_project(p: &NxProject, ctx: &Ctx<'_>, plan: &mut Plan) -> ProjectSp
     for name in names {
         let own = targets.get(name).and_then(Value::as_object);
         let executor = own
-            .and_then(|t| executor_of(t))
+            .and_then(executor_of)
             .or_else(|| ctx.defaults.get(name).and_then(Value::as_object).and_then(executor_of));
-        let by_executor = executor.as_deref().and_then(|e| ctx.defaults.get(e)).and_then(Value::as_object);
-        let default = ctx.defaults.get(name).and_then(Value::as_object).or(by_executor);
+        let by_name = ctx.defaults.get_key_value(name.as_str());
+        let by_executor = executor.as_deref().and_then(|e| ctx.defaults.get_key_value(e));
+        let default = by_name.or(by_executor).and_then(|(k, v)| v.as_object().map(|o| (k.as_str(), o)));
         if own.is_none() && default.is_none() && !ctx.cacheable.contains(name) {
             continue;
         }
-        let target =
-            Target { name, own: own.map(|o| (file, o)), default: default.map(|d| (FILE, d)), executor, named: &named };
+        let target = Target { name, own: own.map(|o| (file, o)), default, executor, named: &named };
         if let Some(task) = translate_target(&target, &spec, ctx, plan) {
             spec.tasks.insert(name.clone(), task);
         }
@@ -193,7 +194,8 @@ fn executor_of(t: &Map<String, Value>) -> Option<String> {
     }
 }
 
-/// A target: its own table (file, value) and the `targetDefaults` entry.
+/// A target: its own table (file, value) and the `targetDefaults` entry
+/// (its key, the target name or the executor, and value).
 struct Target<'a> {
     name: &'a str,
     own: Option<(&'a str, &'a Map<String, Value>)>,
@@ -210,10 +212,9 @@ impl Target<'_> {
         {
             return Some((v, file.to_string(), format!("targets.{}.{key}", self.name)));
         }
-        let (file, d) = self.default?;
+        let (at, d) = self.default?;
         let v = d.get(key)?;
-        let at = if d.contains_key("executor") || self.own.is_none() { self.name } else { "…" };
-        Some((v, file.to_string(), format!("targetDefaults.{at}.{key}")))
+        Some((v, FILE.to_string(), format!("targetDefaults.{at}.{key}")))
     }
 
     /// `options`, the target's own over the defaults', key by key.

@@ -77,9 +77,23 @@ fn task_text(t: &TaskSpec, out: &mut String) {
     }
 }
 
-/// A TOML basic string.
+/// A TOML basic string on one line, escaped as TOML requires.
 fn quote(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn list(items: &[String]) -> String {
@@ -101,5 +115,8 @@ mod tests {
         assert_eq!(key("build"), "build");
         assert_eq!(key("build:prod"), "\"build:prod\"");
         assert_eq!(list(&["a\"b".to_string()]), r#"["a\"b"]"#);
+        let tricky = "say \"hi\" \\ 'x'\n\u{1}";
+        let parsed: toml::Table = toml::from_str(&format!("k = {}", quote(tricky))).expect("valid TOML");
+        assert_eq!(parsed["k"].as_str(), Some(tricky));
     }
 }

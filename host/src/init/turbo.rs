@@ -19,8 +19,7 @@ pub fn read(root: &Path) -> Result<Plan> {
     let Some(top) = json.as_object() else {
         return Err(Error::config(format!("{FILE}: expected a JSON object")).with_hint("fix turbo.json first"));
     };
-    let mut plan = Plan::default();
-    plan.projects_globs = js_workspace_globs(root)?;
+    let mut plan = Plan { projects_globs: js_workspace_globs(root)?, ..Plan::default() };
     if plan.projects_globs.is_empty() {
         return Err(Error::config(
             "turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages",

@@ -19,3 +19,4 @@ mod paths;
 mod plan_views;
 mod plugins;
 mod selection;
+mod watch;

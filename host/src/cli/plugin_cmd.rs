@@ -34,7 +34,7 @@ pub enum PluginAction {
     List,
     /// Remove a plugin: its `[plugins.NAME]` table, its pin and its copy.
     Remove { name: String },
-    /// Scaffold a plugin crate: KIND is reporter or cache-backend.
+    /// Scaffold a plugin crate: KIND is reporter, cache-backend or executor.
     New {
         kind: String,
         name: String,

@@ -10,13 +10,10 @@ pub fn scaffold(kind: &str, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Res
     let body = match kind {
         "reporter" => REPORTER,
         "cache-backend" => CACHE_BACKEND,
-        "executor" => {
-            return Err(Error::usage("this vx does not run executor plugins yet")
-                .with_hint("scaffold a `reporter` or a `cache-backend`"));
-        }
+        "executor" => EXECUTOR,
         other => {
             return Err(Error::usage(format!("unknown plugin kind `{other}`"))
-                .with_hint("the kinds are reporter and cache-backend"));
+                .with_hint("the kinds are reporter, cache-backend and executor"));
         }
     };
     let valid = !name.is_empty()
@@ -190,6 +187,36 @@ impl CacheBackend for {Type} {
 }
 
 export_cache_backend!({Type});
+"#;
+
+const EXECUTOR: &str = r#"//! `{name}`: a vx executor. Set `executor = "{name}"` on a task in vx.toml,
+//! and grant the programs it starts: `allow-programs = ["sh"]` in
+//! `[plugins.{name}]`. This skeleton runs the task's command as is.
+
+use vx_plugin_sdk::executor::{Command, Executor, Outcome, OutputSink, Task, forward_output, spawn};
+use vx_plugin_sdk::{Describe, Error, NoConfig, PluginInfo, export_executor};
+
+struct {Type};
+
+impl Describe for {Type} {
+    fn info() -> PluginInfo {
+        PluginInfo::new("{name}", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+impl Executor for {Type} {
+    type Config = NoConfig;
+
+    fn execute(_config: &NoConfig, task: Task, out: &OutputSink) -> Result<Outcome, Error> {
+        let started = std::time::Instant::now();
+        let (program, args) = task.argv.split_first().ok_or_else(|| Error::failed("the task has no command"))?;
+        let child = spawn(&Command::new(program.as_str()).args(args.iter().cloned()))?;
+        let exit_code = forward_output(&child, out)?;
+        Ok(Outcome { exit_code, duration_ms: started.elapsed().as_millis() as u64 })
+    }
+}
+
+export_executor!({Type});
 "#;
 
 const README: &str = r#"# {name}

@@ -21,6 +21,10 @@ use crate::guard::{grace_period, stop_group};
 use crate::plugin::{ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured};
 use crate::report::{TaskStatus, Terminal};
 
+/// Carries the absolute workspace root to executors (and their children),
+/// so a plugin can map `task.cwd` to a host path (bubblewrap binds need one).
+pub const WORKSPACE_ROOT_VAR: &str = "VX_WORKSPACE_ROOT";
+
 /// How often a running call checks whether vx was interrupted.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
@@ -158,8 +162,10 @@ impl Job {
     ) -> (TaskStatus, Vec<u8>, Option<i32>) {
         self.term.started(&self.id, key);
         let lossy = |s: &OsString| s.to_string_lossy().into_owned();
+        let root = job.root.canonicalize().unwrap_or_else(|_| job.root.clone());
         let mut env = self.command.env.clone();
         env.extend(job.env.iter().cloned());
+        env.push((WORKSPACE_ROOT_VAR.into(), root.clone().into_os_string()));
         let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
         let task = ExecTask {
             id: self.id.clone(),
@@ -171,7 +177,7 @@ impl Job {
         };
         let control = ExecControl::default();
         let ctx = ExecContext {
-            root: job.root.canonicalize().unwrap_or_else(|_| job.root.clone()),
+            root,
             task_dir: self.command.cwd.clone(),
             env,
             path,

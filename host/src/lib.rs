@@ -16,6 +16,7 @@
 //! | [`report`] | what the user sees: prefixed task output, colour, the run summary |
 //! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
+//! | [`upgrade`] | `vx upgrade`: release metadata, checksums, replacing the binary atomically |
 //! | [`cli`]    | argument parsing (clap) and one file per subcommand |
 //! | [`cache`], [`watch`], [`plugin`] | seams for the content-hash cache, the watch loop and wasm plugins |
 //!
@@ -33,6 +34,7 @@ pub mod lock;
 pub mod plugin;
 pub mod report;
 pub mod run;
+pub mod upgrade;
 pub mod watch;
 
 pub use error::{Error, ErrorKind, Result};

@@ -20,4 +20,5 @@ mod paths;
 mod plan_views;
 mod plugins;
 mod selection;
+mod upgrade;
 mod watch;

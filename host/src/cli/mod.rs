@@ -16,6 +16,7 @@ mod report;
 mod run;
 mod show;
 mod translate;
+mod upgrade;
 mod watch;
 mod why;
 
@@ -56,6 +57,7 @@ enum Commands {
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
     Init(init::InitArgs),
+    Upgrade(upgrade::UpgradeArgs),
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     /// The guard process vx starts for itself (internal).
@@ -105,6 +107,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
         Commands::Init(a) => init::cmd_init(a, &cwd),
+        Commands::Upgrade(a) => upgrade::cmd_upgrade(a),
         Commands::Completions(a) => completions::cmd_completions(a),
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),

@@ -1,0 +1,24 @@
+//! `vx upgrade`: release metadata from a feed URL, the asset for this
+//! platform, its checksums, and replacing the installed binary.
+//!
+//! Invariants: nothing is written next to the binary until the download is
+//! complete and its SHA-256 and/or BLAKE3 match the metadata; the binary is
+//! replaced by one `rename` of a fully written, fsynced file in the same
+//! directory, so it is never half-written. Every refusal names the URL and
+//! what was wrong with it.
+
+mod fetch;
+mod install;
+mod release;
+
+pub use fetch::{Fetched, fetch};
+pub use install::{install, install_target};
+pub use release::{Asset, Release, is_newer, platform};
+
+/// The release feed when `VX_RELEASE_URL` is not set.
+pub const DEFAULT_RELEASE_URL: &str = "https://github.com/vx-dev/vx/releases/latest/download/release.json";
+
+/// The feed URL: `VX_RELEASE_URL`, else the project's.
+pub fn release_url() -> String {
+    std::env::var("VX_RELEASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_RELEASE_URL.to_string())
+}

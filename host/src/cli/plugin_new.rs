@@ -2,7 +2,7 @@
 //! `cargo build --release --target wasm32-wasip2` (or, inside the vx
 //! repository, `scripts/build-plugins DIR`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -63,7 +63,7 @@ pub fn scaffold(kind: &str, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Res
 /// The vx repository's `sdk/`, when `dest` is inside a checkout, as a path
 /// relative to `dest`.
 fn find_sdk(dest: &Path) -> Option<PathBuf> {
-    let dest = normalize(dest);
+    let dest = crate::paths::normalize_lexically(dest);
     for ancestor in dest.ancestors().skip(1) {
         let manifest = ancestor.join("sdk/Cargo.toml");
         if std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("name = \"vx-plugin-sdk\"")) {
@@ -76,20 +76,6 @@ fn find_sdk(dest: &Path) -> Option<PathBuf> {
         }
     }
     None
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 const CARGO_TOML: &str = r#"[package]

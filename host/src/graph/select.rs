@@ -9,7 +9,7 @@
 //! every project when only exclusions are given).
 
 use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::affected::changed_projects;
 use crate::config::{Workspace, nearest};
@@ -173,28 +173,13 @@ pub fn with_dependents(ws: &Workspace, projects: &BTreeSet<usize>) -> BTreeSet<u
 
 /// A path glob typed relative to `cwd`, as a glob relative to the root.
 fn relative_to_root(ws: &Workspace, cwd: &Path, pattern: &str) -> Result<String> {
-    let joined = normalize(&cwd.join(pattern));
+    let joined = crate::paths::normalize_lexically(&cwd.join(pattern));
     let rel = joined.strip_prefix(&ws.root).map_err(|_| {
         Error::usage(format!("--filter path `{pattern}` is outside the workspace {}", ws.root.display()))
             .with_hint("path filters are relative to the current directory and must stay inside the workspace")
     })?;
     let rel = rel.to_string_lossy().replace('\\', "/");
     Ok(if rel.is_empty() { ".".to_string() } else { rel })
-}
-
-/// Resolves `.` and `..` lexically (the glob may name paths that do not exist).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub mod graph;
 pub mod guard;
 pub mod init;
 pub mod lock;
+pub mod paths;
 pub mod plugin;
 pub mod report;
 pub mod run;

@@ -98,24 +98,32 @@ fn children_get_only_declared_and_granted_variables() {
 
 #[test]
 fn a_child_the_plugin_leaves_running_is_killed_when_the_call_ends() {
-    let env = fixture("testexec", "echo $$ > pid.txt; exec sleep 300", "allow-programs = [\"sh\"]", "mode = \"leak\"");
+    let env = fixture(
+        "testexec",
+        "echo $$ > pid.txt; echo started; exec sleep 300",
+        "allow-programs = [\"sh\"]",
+        "mode = \"leak\"",
+    );
     let out = env.vx(&["run", "build"]);
     out.assert_success();
-    assert!(poll(|| env.root().join("app/pid.txt").is_file()), "the child started\n{out}");
+    assert!(out.stdout.contains("app#build: started"), "{out}");
     let pid: i32 = env.read("app/pid.txt").trim().parse().unwrap();
     assert!(poll(|| !alive(pid)), "pid {pid} outlived the call\n{out}");
 }
 
 #[test]
 fn a_dropped_child_handle_kills_its_group() {
-    let env = fixture("testexec", "echo $$ > pid.txt; exec sleep 300", "allow-programs = [\"sh\"]", "mode = \"drop\"");
+    let env = fixture(
+        "testexec",
+        "echo $$ > pid.txt; echo started; exec sleep 300",
+        "allow-programs = [\"sh\"]",
+        "mode = \"drop\"",
+    );
     let out = env.vx(&["run", "build"]);
     out.assert_success();
-    assert!(out.stdout.contains("dropped the child"), "{out}");
-    if env.root().join("app/pid.txt").is_file() {
-        let pid: i32 = env.read("app/pid.txt").trim().parse().unwrap();
-        assert!(poll(|| !alive(pid)), "pid {pid} outlived its handle");
-    }
+    assert!(out.stdout.contains("app#build: started") && out.stdout.contains("dropped the child"), "{out}");
+    let pid: i32 = env.read("app/pid.txt").trim().parse().unwrap();
+    assert!(poll(|| !alive(pid)), "pid {pid} outlived its handle");
 }
 
 #[test]

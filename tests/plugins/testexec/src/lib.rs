@@ -2,10 +2,10 @@
 //!
 //! - `run` (default): the task's argv through `process`, output forwarded;
 //! - `program`: runs `program` with `args` from the config instead;
-//! - `leak`: starts the task's argv and returns at once without waiting,
-//!   so vx must kill what it left running when the call ends;
-//! - `drop`: starts the task's argv, drops the handle, prints whether the
-//!   child's group is still there (it must not be), and succeeds.
+//! - `leak`: starts the task's argv, forwards its first chunk of output
+//!   (so it surely runs), and returns without waiting: vx must kill what
+//!   was left running when the call ends;
+//! - `drop`: the same, but drops the handle before returning.
 
 use serde::Deserialize;
 use vx_plugin_sdk::executor::{Command, Executor, Outcome, OutputSink, StreamKind, Task, forward_output, spawn};
@@ -50,12 +50,18 @@ impl Executor for Testexec {
             }
             "leak" => {
                 let child = spawn(&task_command(&task)?)?;
+                if let Some((kind, data)) = child.next_output()? {
+                    out.write(kind, &data);
+                }
                 std::mem::forget(child);
                 out.write(StreamKind::Stdout, b"returned without waiting\n");
                 done(0)
             }
             "drop" => {
                 let child = spawn(&task_command(&task)?)?;
+                if let Some((kind, data)) = child.next_output()? {
+                    out.write(kind, &data);
+                }
                 drop(child);
                 out.write(StreamKind::Stdout, b"dropped the child\n");
                 done(0)

@@ -17,6 +17,7 @@ mod init;
 mod npm_workspaces;
 mod output;
 mod paths;
+mod picker;
 mod plan_views;
 mod plugins;
 mod selection;

@@ -9,6 +9,7 @@ mod history;
 mod init;
 mod last;
 mod lock;
+mod pick;
 mod plugin_cmd;
 mod plugin_new;
 mod record;

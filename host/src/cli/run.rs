@@ -76,11 +76,21 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
             );
         }
     };
-    let prepared = args.exec.prepare(cwd, command)?;
+    let mut prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
     if args.frozen {
         super::lock::check_frozen(&ws)?;
     }
+    // No task named: pick one (or list them), and record the run as if it was typed.
+    let picked_argv;
+    let argv: &[String] = if prepared.selection.tasks.is_empty() {
+        let task = super::pick::pick_task(&ws, &prepared.selection)?;
+        picked_argv = super::pick::with_task(argv, &task);
+        prepared.selection.tasks.push(task);
+        &picked_argv
+    } else {
+        argv
+    };
     let graph = plan(&ws, &prepared.selection)?;
     let cache = prepared.open_cache(&ws)?;
     let concurrency = prepared.opts.concurrency;

@@ -122,11 +122,14 @@ async fn watch_workspace(
                 }
                 let relevant: BTreeSet<PathBuf> = paths.into_iter().filter(|p| !filter.ignored(p)).collect();
                 let affected = affected_nodes(ws, graph, &relevant);
-                if affected.is_empty() {
+                if affected.nodes.is_empty() {
                     continue;
                 }
-                say(style, &format!("changed: {} → {} task(s)", describe(&ws.root, &relevant), affected.len()));
-                let outcome = session.run_cycle(Some(&affected), signals).await?;
+                say(
+                    style,
+                    &format!("changed: {} → {} task(s)", describe(&ws.root, &affected.causes), affected.nodes.len()),
+                );
+                let outcome = session.run_cycle(Some(&affected.nodes), signals).await?;
                 if let Some(kind) = outcome.interrupted {
                     session.shutdown().await;
                     return Ok(Some(kind.exit_code()));

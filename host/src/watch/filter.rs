@@ -85,47 +85,61 @@ impl ChangeFilter {
         }
         self.outputs.iter().any(|(dir, filter)| {
             filter.as_ref().is_some_and(|f| {
-                path.strip_prefix(dir).is_ok_and(|rel| f.matches(&rel.to_string_lossy().replace('\\', "/")))
+                path.strip_prefix(dir).is_ok_and(|rel| {
+                    let rel = rel.to_string_lossy().replace('\\', "/");
+                    // `dist` itself, not only `dist/**`: a task that re-creates
+                    // its output directory must not trigger itself.
+                    f.matches(&rel) || f.matches(&format!("{rel}/x"))
+                })
             })
         })
     }
 }
 
-/// The nodes of `graph` that the changed `paths` affect, with their dependents.
-pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBuf>) -> BTreeSet<usize> {
-    let global = (!ws.global_inputs.is_empty()).then(|| GlobFilter::new(Some(&ws.global_inputs), &[]).ok()).flatten();
-    let touches_global = global.as_ref().is_some_and(|g| {
-        paths
-            .iter()
-            .any(|p| p.strip_prefix(&ws.root).is_ok_and(|rel| g.matches(&rel.to_string_lossy().replace('\\', "/"))))
-    });
-    let mut hit = BTreeSet::new();
-    if touches_global {
-        hit.extend(0..graph.len());
-    } else {
-        let owners: Vec<(Option<usize>, &PathBuf)> = paths.iter().map(|p| (ws.project_containing(p), p)).collect();
-        for (n, node) in graph.nodes.iter().enumerate() {
-            let project = &ws.projects[node.project];
-            let task = &project.tasks[&node.id.task];
-            let Ok(filter) = GlobFilter::new(task.inputs.as_deref(), &task.outputs) else { continue };
-            let touched = owners.iter().any(|(owner, path)| {
-                *owner == Some(node.project)
-                    && path
-                        .strip_prefix(&project.dir)
-                        .is_ok_and(|rel| filter.matches(&rel.to_string_lossy().replace('\\', "/")))
-            });
-            if touched {
-                hit.insert(n);
+/// What a change does: the nodes of `graph` it affects (with their
+/// dependents), and the changed paths that caused it.
+#[derive(Debug, Default)]
+pub struct Affected {
+    pub nodes: BTreeSet<usize>,
+    pub causes: BTreeSet<PathBuf>,
+}
+
+/// The nodes of `graph` that the changed `paths` affect. A directory is
+/// never a change by itself: the files in it report their own events.
+pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBuf>) -> Affected {
+    let rel = |p: &Path, base: &Path| p.strip_prefix(base).ok().map(|r| r.to_string_lossy().replace('\\', "/"));
+    let files: Vec<&PathBuf> = paths.iter().filter(|p| !p.is_dir()).collect();
+    let mut out = Affected::default();
+    if let Some(global) =
+        (!ws.global_inputs.is_empty()).then(|| GlobFilter::new(Some(&ws.global_inputs), &[]).ok()).flatten()
+    {
+        out.causes.extend(
+            files.iter().filter(|p| rel(p, &ws.root).is_some_and(|r| global.matches(&r))).map(|p| (*p).clone()),
+        );
+        if !out.causes.is_empty() {
+            out.nodes.extend(0..graph.len());
+            return out;
+        }
+    }
+    let owners: Vec<(Option<usize>, &PathBuf)> = files.iter().map(|p| (ws.project_containing(p), *p)).collect();
+    for (n, node) in graph.nodes.iter().enumerate() {
+        let project = &ws.projects[node.project];
+        let task = &project.tasks[&node.id.task];
+        let Ok(filter) = GlobFilter::new(task.inputs.as_deref(), &task.outputs) else { continue };
+        for (owner, path) in &owners {
+            if *owner == Some(node.project) && rel(path, &project.dir).is_some_and(|r| filter.matches(&r)) {
+                out.nodes.insert(n);
+                out.causes.insert((*path).clone());
             }
         }
     }
-    let mut stack: Vec<usize> = hit.iter().copied().collect();
+    let mut stack: Vec<usize> = out.nodes.iter().copied().collect();
     while let Some(n) = stack.pop() {
         for &d in &graph.dependents[n] {
-            if hit.insert(d) {
+            if out.nodes.insert(d) {
                 stack.push(d);
             }
         }
     }
-    hit
+    out
 }

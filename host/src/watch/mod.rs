@@ -18,4 +18,4 @@ mod source;
 
 pub use cycle::{WatchRequest, watch};
 pub use debounce::{DebounceWindow, gather};
-pub use filter::{ChangeFilter, affected_nodes};
+pub use filter::{Affected, ChangeFilter, affected_nodes};

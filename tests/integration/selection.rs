@@ -250,5 +250,8 @@ fn run_without_a_task_lists_the_tasks() {
     let out = env.vx(&["run"]);
     out.assert_code(2);
     let line = out.error_line();
-    assert!(line.contains("build") && line.contains("test"), "{out}");
+    assert!(line.contains("no task named"), "{out}");
+    // Without a terminal there is no picker: the candidates go to stdout.
+    assert!(out.stdout.lines().any(|l| l.ends_with("#build")), "{out}");
+    assert!(out.stdout.lines().any(|l| l.ends_with("#test")), "{out}");
 }

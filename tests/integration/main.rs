@@ -9,6 +9,7 @@ mod cli_flags;
 mod config_errors;
 mod cycles;
 mod depends_on;
+mod everyday;
 mod executors;
 mod failures;
 mod guard;

@@ -35,6 +35,7 @@ pub mod paths;
 pub mod plugin;
 pub mod report;
 pub mod run;
+pub mod sys;
 pub mod upgrade;
 pub mod watch;
 

@@ -28,7 +28,7 @@ pub enum Restored {
 
 /// Packs the files under `project` that match `outputs`.
 pub fn pack(project: &Path, outputs: &GlobFilter, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<OutputFile>), String> {
-    let files = list_files(project, outputs, false, &[]);
+    let files = list_files(project, outputs, None, &[]);
     let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(|e| e.to_string())?;
     let mut tar = tar::Builder::new(encoder);
     let mut listed = Vec::with_capacity(files.len());
@@ -77,7 +77,7 @@ pub fn unpack(
     expected: &[OutputFile],
     hasher: &FileHasher,
 ) -> Result<Restored, String> {
-    let on_disk = list_files(project, outputs, false, &[]);
+    let on_disk = list_files(project, outputs, None, &[]);
     if already_there(&on_disk, expected, hasher) {
         return Ok(Restored::AlreadyThere);
     }

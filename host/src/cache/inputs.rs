@@ -9,7 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// A file under a base directory: its path relative to that directory
 /// (with `/`) and its absolute path.
@@ -88,7 +91,13 @@ impl GlobFilter {
 /// `respect_ignore` applies `.gitignore`/`.ignore` (inputs); outputs are
 /// usually ignored by git, so they are listed without it. `skip_dirs` are
 /// absolute directories never entered (nested projects).
-pub fn list_files(base: &Path, filter: &GlobFilter, respect_ignore: bool, skip_dirs: &[PathBuf]) -> Vec<FileRef> {
+pub fn list_files(
+    base: &Path,
+    filter: &GlobFilter,
+    ignores: Option<&Arc<Vec<Gitignore>>>,
+    skip_dirs: &[PathBuf],
+) -> Vec<FileRef> {
+    let respect_ignore = ignores.is_some();
     let mut out = Vec::new();
     for root in &filter.roots {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
@@ -100,22 +109,27 @@ pub fn list_files(base: &Path, filter: &GlobFilter, respect_ignore: bool, skip_d
             continue;
         }
         let skip = skip_dirs.to_vec();
+        let ancestors = ignores.cloned();
+        // Ignore files inside the walked tree are read by the walker; those
+        // above it come pre-parsed (`ancestors`), so a run with hundreds of
+        // tasks parses the root `.gitignore` once, not once per task.
         let walker = ignore::WalkBuilder::new(&start)
             .standard_filters(false)
             .hidden(false)
             .git_ignore(respect_ignore)
-            .git_exclude(respect_ignore)
             .ignore(respect_ignore)
-            .parents(respect_ignore)
+            .parents(false)
             .require_git(false)
             .follow_links(false)
             .filter_entry(move |e| {
                 let name = e.file_name();
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && (name == ".git"
-                        || name == ".vx"
-                        || name == "node_modules"
-                        || skip.iter().any(|s| s == e.path())))
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if is_dir
+                    && (name == ".git" || name == ".vx" || name == "node_modules" || skip.iter().any(|s| s == e.path()))
+                {
+                    return false;
+                }
+                !ancestors.as_ref().is_some_and(|a| ignored_by(a, e.path(), is_dir))
             })
             .build();
         for entry in walker.flatten() {
@@ -131,6 +145,47 @@ pub fn list_files(base: &Path, filter: &GlobFilter, respect_ignore: bool, skip_d
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// Whether the deepest ignore file that has an opinion on `path` ignores it.
+fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+    for gi in ancestors.iter().rev() {
+        if !path.starts_with(gi.path()) {
+            continue;
+        }
+        match gi.matched_path_or_any_parents(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
+}
+
+/// The ignore files that apply above a walk of `dir`: `.gitignore` and
+/// `.ignore` of every directory from `root` down to `dir`, and
+/// `.git/info/exclude` at `root`; outermost first.
+pub fn ancestor_ignores(root: &Path, dir: &Path) -> Vec<Gitignore> {
+    let mut dirs: Vec<&Path> = dir.ancestors().take_while(|d| d.starts_with(root)).collect();
+    dirs.reverse();
+    let mut out = Vec::new();
+    let exclude = root.join(".git/info/exclude");
+    if exclude.is_file() {
+        let mut b = GitignoreBuilder::new(root);
+        b.add(&exclude);
+        out.extend(b.build().ok());
+    }
+    for d in dirs {
+        for name in [".gitignore", ".ignore"] {
+            let file = d.join(name);
+            if file.is_file() {
+                let mut b = GitignoreBuilder::new(d);
+                b.add(&file);
+                out.extend(b.build().ok());
+            }
+        }
+    }
     out
 }
 

@@ -63,6 +63,9 @@ pub struct Cache {
     /// `[cache] remote`, when it names a usable cache-backend plugin and
     /// `--cache` gives the remote tier any access.
     pub remote: Option<RemoteTier>,
+    root: PathBuf,
+    /// Parsed ignore files above each project directory, shared by its tasks.
+    ignores: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<Vec<ignore::gitignore::Gitignore>>>>,
 }
 
 /// Where vx keeps its state for a workspace.
@@ -87,6 +90,8 @@ impl Cache {
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
             remote: None,
+            root: ws.root.clone(),
+            ignores: std::sync::Mutex::default(),
         };
         if let Some(name) = &ws.cache.remote
             && (mode.remote.read || mode.remote.write)
@@ -121,7 +126,7 @@ impl Cache {
         }
         let filter = GlobFilter::new(Some(&ws.global_inputs), &[])
             .map_err(|m| Error::config(format!("[workspace] global-inputs: {m}")))?;
-        list_files(&ws.root, &filter, true, &[])
+        list_files(&ws.root, &filter, Some(&self.ignores_for(&ws.root)), &[])
             .into_iter()
             .map(|f| {
                 let hash = self.hasher.hash(&f.abs).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
@@ -130,12 +135,18 @@ impl Cache {
             .collect()
     }
 
+    /// The ignore files above `dir` (parsed once per directory per run).
+    fn ignores_for(&self, dir: &Path) -> Arc<Vec<ignore::gitignore::Gitignore>> {
+        let mut map = self.ignores.lock().expect("ignores lock poisoned");
+        map.entry(dir.to_path_buf()).or_insert_with(|| Arc::new(inputs::ancestor_ignores(&self.root, dir))).clone()
+    }
+
     /// The input files of a task in `project_dir` (workspace-relative paths).
     pub fn input_files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, String> {
         let filter = GlobFilter::new(task.inputs.as_deref(), &task.outputs)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
-        Ok(list_files(project_dir, &filter, true, nested)
+        Ok(list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested)
             .into_iter()
             .map(|f| {
                 let rel = if prefix.as_os_str().is_empty() {
@@ -155,7 +166,7 @@ impl Cache {
         let hash_one = |(rel, abs): &(String, PathBuf)| {
             self.hasher.hash(abs).map(|h| (rel.clone(), h)).map_err(|e| format!("could not hash {rel}: {e}"))
         };
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(files.len() / PER_THREAD);
+        let threads = crate::sys::cores().min(files.len() / PER_THREAD);
         if threads <= 1 {
             return files.iter().map(hash_one).collect();
         }

@@ -98,7 +98,7 @@ fn usage(flag: &str, got: &str, wants: &str, command: &str) -> Error {
 /// `--concurrency N` or `P%` of the cores (at least one task).
 pub fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
     let wants = "a positive integer or a share of the cores like `50%`";
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::sys::cores();
     if let Some(pct) = text.strip_suffix('%') {
         let pct: f64 = pct.trim().parse().map_err(|_| usage("--concurrency", text, wants, command))?;
         if !(pct > 0.0 && pct.is_finite()) {

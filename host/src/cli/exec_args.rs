@@ -95,7 +95,7 @@ impl ExecArgs {
     pub fn prepare(self, cwd: &Path, command: &str) -> Result<Prepared> {
         let concurrency = match &self.concurrency {
             Some(c) => parse_concurrency(c, command)?,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => crate::sys::cores(),
         };
         let timeout = self
             .timeout
@@ -131,7 +131,7 @@ impl ExecArgs {
 /// The async runtime for running tasks: one thread drives processes and
 /// output; hashing and archives go to a blocking pool sized to the cores.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cores = crate::sys::cores();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(cores * 2)

@@ -114,7 +114,7 @@ fn read_files(root: &Path, dir: &Path) -> Result<Files> {
 
 /// Runs `f` over `items` on a few threads, keeping order; the first error wins.
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let threads = crate::sys::cores().clamp(1, 8);
     if items.len() < 32 || threads == 1 {
         return items.iter().map(&f).collect();
     }

@@ -18,7 +18,7 @@ pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<Planne
     }
     let levels = depth.iter().copied().max().map_or(0, |d| d + 1);
     let mut keys: Vec<Option<PlannedKey>> = (0..graph.len()).map(|_| None).collect();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let threads = crate::sys::cores().clamp(1, 8);
     for level in 0..levels {
         let nodes: Vec<usize> = (0..graph.len()).filter(|&n| depth[n] == level).collect();
         let chunk = nodes.len().div_ceil(threads).max(1);

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::key::KeyManifest;
@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS manifests (
     manifest TEXT NOT NULL
 );
 ";
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
 
 /// How many recent successful runs make a task's p50.
 const P50_WINDOW: usize = 20;
@@ -83,11 +87,25 @@ impl History {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
-        let conn = Connection::open(path).map_err(|e| e.to_string())?;
+        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| e.to_string())?;
+        // Switching to WAL needs the database to itself, and SQLite answers
+        // BUSY at once (no busy handler) when another process is opening it
+        // too: retry for a while.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(e) if std::time::Instant::now() < deadline && is_busy(&e) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
-        conn.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
+        tx.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
         Ok(History { conn })
     }
 
@@ -98,7 +116,10 @@ impl History {
         runs: &[TaskRunRecord],
         manifests: &[(String, String, KeyManifest)],
     ) -> Result<i64, String> {
-        let tx = self.conn.transaction().map_err(|e| e.to_string())?;
+        // IMMEDIATE takes the write lock up front, through the busy handler;
+        // a deferred transaction upgrading later gets BUSY at once when
+        // another vx is writing.
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
         let tags = serde_json::to_string(&invocation.tags).expect("tags serialize");
         tx.execute(
             "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -138,10 +138,19 @@ impl History {
                     .execute(params![id, r.task, r.key, r.status, r.cache, r.duration.as_millis() as i64, r.exit_code])
                     .map_err(|e| e.to_string())?;
             }
+            // A fully cached run keys every task as before: write only the
+            // manifests whose key moved.
+            let mut known =
+                tx.prepare_cached("SELECT key FROM manifests WHERE task = ?1").map_err(|e| e.to_string())?;
             let mut manifest = tx
                 .prepare_cached("INSERT OR REPLACE INTO manifests (task, key, manifest) VALUES (?1, ?2, ?3)")
                 .map_err(|e| e.to_string())?;
             for (task, key, m) in manifests {
+                let stored: Option<String> =
+                    known.query_row(params![task], |r| r.get(0)).optional().map_err(|e| e.to_string())?;
+                if stored.as_deref() == Some(key.as_str()) {
+                    continue;
+                }
                 let json = serde_json::to_string(m).expect("manifest serializes");
                 manifest.execute(params![task, key, json]).map_err(|e| e.to_string())?;
             }

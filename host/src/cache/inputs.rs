@@ -163,30 +163,24 @@ fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> bool {
     false
 }
 
-/// The ignore files that apply above a walk of `dir`: `.gitignore` and
-/// `.ignore` of every directory from `root` down to `dir`, and
-/// `.git/info/exclude` at `root`; outermost first.
-pub fn ancestor_ignores(root: &Path, dir: &Path) -> Vec<Gitignore> {
-    let mut dirs: Vec<&Path> = dir.ancestors().take_while(|d| d.starts_with(root)).collect();
-    dirs.reverse();
-    let mut out = Vec::new();
-    let exclude = root.join(".git/info/exclude");
-    if exclude.is_file() {
-        let mut b = GitignoreBuilder::new(root);
-        b.add(&exclude);
-        out.extend(b.build().ok());
+/// The ignore files of one directory (`.gitignore`, `.ignore`), and
+/// `.git/info/exclude` when `with_exclude` (the workspace root).
+pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
+    let mut files = Vec::new();
+    if with_exclude {
+        files.push(dir.join(".git/info/exclude"));
     }
-    for d in dirs {
-        for name in [".gitignore", ".ignore"] {
-            let file = d.join(name);
-            if file.is_file() {
-                let mut b = GitignoreBuilder::new(d);
-                b.add(&file);
-                out.extend(b.build().ok());
-            }
-        }
-    }
-    out
+    files.push(dir.join(".gitignore"));
+    files.push(dir.join(".ignore"));
+    files
+        .into_iter()
+        .filter(|f| f.is_file())
+        .filter_map(|f| {
+            let mut b = GitignoreBuilder::new(dir);
+            b.add(&f);
+            b.build().ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]

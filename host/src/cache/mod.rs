@@ -64,8 +64,16 @@ pub struct Cache {
     /// `--cache` gives the remote tier any access.
     pub remote: Option<RemoteTier>,
     root: PathBuf,
-    /// Parsed ignore files above each project directory, shared by its tasks.
-    ignores: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<Vec<ignore::gitignore::Gitignore>>>>,
+    /// Parsed ignore files, shared by every task of the run.
+    ignores: std::sync::Mutex<IgnoreCache>,
+}
+
+/// Ignore files read during a run: each directory's own, and the chain
+/// above each walked directory.
+#[derive(Debug, Default)]
+struct IgnoreCache {
+    own: std::collections::HashMap<PathBuf, Vec<ignore::gitignore::Gitignore>>,
+    chains: std::collections::HashMap<PathBuf, Arc<Vec<ignore::gitignore::Gitignore>>>,
 }
 
 /// Where vx keeps its state for a workspace.
@@ -135,10 +143,24 @@ impl Cache {
             .collect()
     }
 
-    /// The ignore files above `dir` (parsed once per directory per run).
+    /// The ignore files that apply above a walk of `dir`, from the root
+    /// down, outermost first. Each directory's files are read once per run
+    /// (hundreds of projects share the root and `packages/`).
     fn ignores_for(&self, dir: &Path) -> Arc<Vec<ignore::gitignore::Gitignore>> {
-        let mut map = self.ignores.lock().expect("ignores lock poisoned");
-        map.entry(dir.to_path_buf()).or_insert_with(|| Arc::new(inputs::ancestor_ignores(&self.root, dir))).clone()
+        let mut cache = self.ignores.lock().expect("ignores lock poisoned");
+        if let Some(found) = cache.chains.get(dir) {
+            return found.clone();
+        }
+        let mut dirs: Vec<&Path> = dir.ancestors().take_while(|d| d.starts_with(&self.root)).collect();
+        dirs.reverse();
+        let mut chain = Vec::new();
+        for d in dirs {
+            let own = cache.own.entry(d.to_path_buf()).or_insert_with(|| inputs::dir_ignores(d, d == self.root));
+            chain.extend(own.iter().cloned());
+        }
+        let chain = Arc::new(chain);
+        cache.chains.insert(dir.to_path_buf(), chain.clone());
+        chain
     }
 
     /// The input files of a task in `project_dir` (workspace-relative paths).

@@ -14,19 +14,6 @@ use super::entry::Entry;
 use super::fsutil::unique_suffix;
 use super::key::CacheKey;
 
-/// A hit refreshes an entry's last use only when it is older than this.
-const TOUCH_AFTER: Duration = Duration::from_secs(3600);
-
-/// Reads a file and its modification time with one open.
-fn read_with_mtime(path: &Path) -> std::io::Result<(Vec<u8>, Option<SystemTime>)> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok((bytes, meta.modified().ok()))
-}
-
 /// Temporary files older than this belong to a writer that died.
 const STALE_TMP: Duration = Duration::from_secs(3600);
 
@@ -73,18 +60,15 @@ impl LocalStore {
             return Lookup::Miss;
         }
         let path = self.entry_path(key);
-        let (bytes, modified) = match read_with_mtime(&path) {
-            Ok(read) => read,
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Corrupt(format!("unreadable: {e}")),
         };
         match Entry::decode(&bytes, key) {
             Ok(entry) => {
-                // LRU: a hit makes the entry young again. An hour's precision
-                // is plenty for retention measured in days, and spares a
-                // write per hit on every fully cached run.
-                let stale = modified.is_none_or(|m| SystemTime::now().duration_since(m).is_ok_and(|a| a > TOUCH_AFTER));
-                if stale && let Ok(f) = std::fs::File::options().write(true).open(&path) {
+                // LRU: a hit makes the entry young again.
+                if let Ok(f) = std::fs::File::options().write(true).open(&path) {
                     let _ = f.set_modified(SystemTime::now());
                 }
                 Lookup::Hit(Box::new(entry))

@@ -17,29 +17,11 @@ use std::time::{Duration, SystemTime};
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
+use crate::common::fixtures::{task, toml_str};
 use crate::common::process::assert_nothing_left;
 use crate::common::{Output, TestEnv};
 
 const MAGIC: &[u8] = b"VXCE1\n";
-
-/// A TOML basic string.
-fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `[tasks.NAME]` with a command and extra lines (TOML).
-fn task(name: &str, command: &str, extra: &str) -> String {
-    format!("\n[tasks.{name}]\ncommand = {}\n{extra}\n", toml_str(command))
-}
 
 /// Writes `packages/NAME/vx.toml`: `[project]` with `deps`, then `tasks`.
 fn project(env: &TestEnv, name: &str, deps: &[&str], tasks: &[String]) {

@@ -11,31 +11,13 @@
 use nix::sys::signal::Signal;
 
 use crate::common::TestEnv;
+use crate::common::fixtures::task;
 use crate::common::process::{
     PATIENCE, Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids, send,
 };
 
 /// A short kill ladder, so a SIGTERM-ignorer is killed quickly.
 const GRACE_MS: &str = "300";
-
-/// `[tasks.NAME]` with a command (TOML-quoted) and extra lines.
-fn task(name: &str, command: &str, extra: &str) -> String {
-    format!("\n[tasks.{name}]\ncommand = {}\n{extra}\n", toml_str(command))
-}
-
-/// A TOML basic string.
-fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// Writes project `name` at `packages/NAME` with `[project]` extras and
 /// tasks; the workspace is `packages/*`.

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use nix::sys::signal::Signal;
 
+use crate::common::fixtures::{task, toml_str};
 use crate::common::process::{Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids};
 use crate::common::{Summary, TestEnv};
 
@@ -27,25 +28,6 @@ const GRACE_MS: &str = "300";
 
 /// The line that ends every settled cycle (with or without servers).
 const SETTLED: &str = "watching for changes";
-
-/// A TOML basic string.
-fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `[tasks.NAME]` with a command and extra lines (TOML).
-fn task(name: &str, command: &str, extra: &str) -> String {
-    format!("\n[tasks.{name}]\ncommand = {}\n{extra}\n", toml_str(command))
-}
 
 /// The text of `packages/NAME/vx.toml`: `[project]` with `deps`, then `tasks`.
 fn project_text(name: &str, deps: &[&str], tasks: &[String]) -> String {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::os::fd::RawFd;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::link::GuardLink;
 
@@ -13,22 +13,42 @@ use super::link::GuardLink;
 #[derive(Debug, Clone, Default)]
 pub struct Groups {
     live: Arc<Mutex<BTreeSet<i32>>>,
-    guard: Option<Arc<GuardLink>>,
+    /// The invocation's id, when a guard process is wanted.
+    run_id: Option<Arc<str>>,
+    /// Started on the first spawn: a run that restores every task from the
+    /// cache starts no process, so it needs no guard.
+    guard: Arc<OnceLock<Option<Arc<GuardLink>>>>,
 }
 
 impl Groups {
+    /// A registry without a guard process.
     pub fn new() -> Self {
         Groups::default()
     }
 
-    /// A registry mirrored to a guard process.
-    pub fn with_guard(guard: Arc<GuardLink>) -> Self {
-        Groups { live: Arc::default(), guard: Some(guard) }
+    /// A registry mirrored to a guard process, started when the first
+    /// process is about to be spawned.
+    pub fn with_guard(run_id: &str) -> Self {
+        Groups { run_id: Some(run_id.into()), ..Groups::default() }
     }
 
-    /// Where a forked child announces its own group to the guard.
+    fn guard(&self) -> Option<&Arc<GuardLink>> {
+        let run_id = self.run_id.as_ref()?;
+        self.guard.get_or_init(|| GuardLink::start_watched(run_id)).as_ref()
+    }
+
+    /// Where a forked child announces its own group to the guard (starting
+    /// the guard if this is the first spawn).
     pub fn registration_fd(&self) -> Option<RawFd> {
-        self.guard.as_ref().and_then(|g| g.registration_fd())
+        self.guard().and_then(|g| g.registration_fd())
+    }
+
+    /// Closes the pipe to the guard, if one was started: it stops whatever
+    /// is still listed and exits.
+    pub fn close_guard(&self) {
+        if let Some(Some(guard)) = self.guard.get() {
+            guard.close();
+        }
     }
 
     pub fn register(&self, pgid: i32) {
@@ -38,7 +58,7 @@ impl Groups {
     /// The group is empty: forget it here and at the guard.
     pub fn unregister(&self, pgid: i32) {
         self.live.lock().expect("groups lock poisoned").remove(&pgid);
-        if let Some(guard) = &self.guard {
+        if let Some(Some(guard)) = self.guard.get() {
             guard.send(&format!("-{pgid}"));
         }
     }

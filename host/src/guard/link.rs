@@ -11,8 +11,8 @@
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::Stdio;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The environment variable that marks every process of one vx invocation.
 pub const RUN_ID_VAR: &str = "VX_RUN_ID";
@@ -53,6 +53,28 @@ impl GuardLink {
             pid,
         };
         Ok((link, child))
+    }
+
+    /// Starts the guard and watches it (a guard that dies is reported once);
+    /// `None`, with a warning, when it cannot start. Needs a tokio runtime.
+    pub fn start_watched(run_id: &str) -> Option<Arc<GuardLink>> {
+        match GuardLink::start(run_id) {
+            Ok((link, mut child)) => {
+                let link = Arc::new(link);
+                let watched = link.clone();
+                tokio::spawn(async move {
+                    let status = child.wait().await.map_or_else(|e| e.to_string(), |s| s.to_string());
+                    watched.guard_died(&status);
+                });
+                Some(link)
+            }
+            Err(e) => {
+                eprintln!(
+                    "vx: warning: could not start the guard process ({e}); tasks are not stopped if vx is killed"
+                );
+                None
+            }
+        }
     }
 
     /// The fd a forked child writes its `+PGID` to, while the guard lives.

@@ -27,7 +27,7 @@ use crate::cache::{Cache, CacheKey, History, KeyManifest, state_dir};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{SkipReason, TaskGraph, Walker};
-use crate::guard::{Groups, GuardLink, RUN_ID_VAR, TaskMark, grace_period, hurry, signal_group, stop_group};
+use crate::guard::{Groups, RUN_ID_VAR, TaskMark, grace_period, hurry, signal_group, stop_group};
 use crate::report::{RunSummary, StatusLine, Style, TaskResult, TaskStatus, Terminal};
 
 /// What a cycle produced.
@@ -78,7 +78,6 @@ pub struct Session<'w> {
     term: Arc<Terminal>,
     run_id: String,
     groups: Groups,
-    guard: Option<Arc<GuardLink>>,
     cancelled: Arc<AtomicBool>,
     keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
     servers: HashMap<usize, Server>,
@@ -109,7 +108,7 @@ impl<'w> Session<'w> {
             std::process::id(),
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
         );
-        let (groups, guard) = start_guard(&run_id, graph.is_empty());
+        let groups = groups_for(&run_id, graph.is_empty());
         let (ready_tx, ready_rx) = mpsc::unbounded_channel();
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         Session {
@@ -123,7 +122,6 @@ impl<'w> Session<'w> {
             term,
             run_id,
             groups,
-            guard,
             cancelled: Arc::new(AtomicBool::new(false)),
             servers: HashMap::new(),
             generation: 0,
@@ -177,9 +175,7 @@ impl<'w> Session<'w> {
         for node in nodes {
             self.stop_server(node).await;
         }
-        if let Some(guard) = &self.guard {
-            guard.close();
-        }
+        self.groups.close_guard();
         if let Some(cache) = &self.cache {
             let cache = cache.clone();
             let _ = tokio::task::spawn_blocking(move || cache.finish()).await;
@@ -430,26 +426,13 @@ fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<S
     Some(StatusLine::new(graph.len(), p50, opts.concurrency))
 }
 
-/// Starts the guard process; without one (it failed to start, there is
-/// nothing to run, or `VX_GUARD=off` asks so for a benchmark) tasks still
-/// run, with a warning in the first case.
-fn start_guard(run_id: &str, nothing_to_run: bool) -> (Groups, Option<Arc<GuardLink>>) {
+/// The process-group registry, with a guard process started on the first
+/// spawn; without one when there is nothing to run or `VX_GUARD=off` asks
+/// so (for measuring the guard).
+fn groups_for(run_id: &str, nothing_to_run: bool) -> Groups {
     if nothing_to_run || std::env::var_os("VX_GUARD").is_some_and(|v| v == "off") {
-        return (Groups::new(), None);
-    }
-    match GuardLink::start(run_id) {
-        Ok((link, mut child)) => {
-            let link = Arc::new(link);
-            let watched = link.clone();
-            tokio::spawn(async move {
-                let status = child.wait().await.map_or_else(|e| e.to_string(), |s| s.to_string());
-                watched.guard_died(&status);
-            });
-            (Groups::with_guard(link.clone()), Some(link))
-        }
-        Err(e) => {
-            eprintln!("vx: warning: could not start the guard process ({e}); tasks are not stopped if vx is killed");
-            (Groups::new(), None)
-        }
+        Groups::new()
+    } else {
+        Groups::with_guard(run_id)
     }
 }

@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 
 /// Manage the local cache.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  vx cache stats\n  vx cache stats --format json\n  vx cache gc       apply max-age and max-size now\n  vx cache clean    remove every entry"
+)]
 pub struct CacheArgs {
     #[command(subcommand)]
     pub action: CacheAction,

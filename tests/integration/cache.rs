@@ -18,6 +18,7 @@ use nix::sys::signal::Signal;
 use serde_json::Value;
 
 use crate::common::fixtures::{task, toml_str};
+use crate::common::log_cmd as log;
 use crate::common::process::assert_nothing_left;
 use crate::common::{Output, TestEnv};
 
@@ -31,11 +32,6 @@ fn project(env: &TestEnv, name: &str, deps: &[&str], tasks: &[String]) {
         text.push_str(t);
     }
     env.write(&format!("packages/{name}/vx.toml"), &text);
-}
-
-/// Appends `word` to the test log.
-fn log(word: &str) -> String {
-    format!("echo {word} >> \"$VX_TEST_LOG\"")
 }
 
 /// The root `vx.toml`: `packages/*` plus extra root lines.

@@ -12,6 +12,7 @@ use nix::sys::signal::Signal;
 
 use crate::common::TestEnv;
 use crate::common::fixtures::task;
+use crate::common::log_cmd as log;
 use crate::common::process::{
     PATIENCE, Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids, send,
 };
@@ -33,11 +34,6 @@ fn project(env: &TestEnv, name: &str, head: &str, tasks: &[String]) {
 /// A shell loop that waits (bounded) for `file` to exist.
 fn wait_for(file: &str) -> String {
     format!("i=0; while [ ! -e {file} ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done")
-}
-
-/// Appends `word` to the test log.
-fn log(word: &str) -> String {
-    format!("echo {word} >> \"$VX_TEST_LOG\"")
 }
 
 /// A free TCP port on 127.0.0.1 (bound, then released).

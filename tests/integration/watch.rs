@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime};
 use nix::sys::signal::Signal;
 
 use crate::common::fixtures::{task, toml_str};
+use crate::common::log_cmd as log;
 use crate::common::process::{Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids};
 use crate::common::{Summary, TestEnv};
 
@@ -43,11 +44,6 @@ fn project_text(name: &str, deps: &[&str], tasks: &[String]) -> String {
 fn project(env: &TestEnv, name: &str, deps: &[&str], tasks: &[String]) {
     env.workspace(&["packages/*"]);
     env.write(&format!("packages/{name}/vx.toml"), &project_text(name, deps, tasks));
-}
-
-/// Appends `word` to the test log.
-fn log(word: &str) -> String {
-    format!("echo {word} >> \"$VX_TEST_LOG\"")
 }
 
 /// A cacheable `build` of `name`: logs `NAME#build`, then copies `src/` to

@@ -88,7 +88,9 @@ impl FileHasher {
 
     /// Writes the index back (atomically) if anything was hashed.
     pub fn save(&self) -> std::io::Result<()> {
-        if !self.dirty.load(Ordering::Relaxed) {
+        // Cleared before writing: a hash recorded meanwhile marks it dirty
+        // again, and a run that saves per cycle and at exit writes once.
+        if !self.dirty.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
         let now_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
@@ -108,7 +110,11 @@ impl FileHasher {
             out.extend_from_slice(&stat.ino.to_le_bytes());
             out.extend_from_slice(hash.as_bytes());
         }
-        super::fsutil::write_atomic(&self.file, &out)
+        let written = super::fsutil::write_atomic(&self.file, &out);
+        if written.is_err() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        written
     }
 }
 

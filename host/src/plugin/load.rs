@@ -188,46 +188,45 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
+type LinkerSlot = OnceLock<Result<Linker<State>, String>>;
+
+/// A world's linker, built once per process: the imports every plugin gets,
+/// then what `extra` adds for that world.
+fn linker(
+    slot: &'static LinkerSlot,
+    extra: fn(&mut Linker<State>) -> Result<(), String>,
+) -> Result<&'static Linker<State>, String> {
+    slot.get_or_init(|| {
+        let mut linker = Linker::new(engine()?);
+        add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
+        extra(&mut linker)?;
+        Ok(linker)
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+fn add_http(linker: &mut Linker<State>) -> Result<(), String> {
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(linker).map_err(|e| format!("could not link wasi:http: {e}"))
+}
+
 fn reporter_linker() -> Result<&'static Linker<State>, String> {
-    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
-    LINKER
-        .get_or_init(|| {
-            let mut linker = Linker::new(engine()?);
-            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
-            Ok(linker)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    static LINKER: LinkerSlot = OnceLock::new();
+    linker(&LINKER, |_| Ok(()))
 }
 
 fn cache_linker() -> Result<&'static Linker<State>, String> {
-    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
-    LINKER
-        .get_or_init(|| {
-            let mut linker = Linker::new(engine()?);
-            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
-            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-                .map_err(|e| format!("could not link wasi:http: {e}"))?;
-            Ok(linker)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    static LINKER: LinkerSlot = OnceLock::new();
+    linker(&LINKER, add_http)
 }
 
 fn executor_linker() -> Result<&'static Linker<State>, String> {
-    static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
-    LINKER
-        .get_or_init(|| {
-            let mut linker = Linker::new(engine()?);
-            add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
-            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-                .map_err(|e| format!("could not link wasi:http: {e}"))?;
-            executor::vx::plugin::process::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
-                .map_err(|e| format!("could not link vx:plugin/process: {e}"))?;
-            Ok(linker)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    static LINKER: LinkerSlot = OnceLock::new();
+    linker(&LINKER, |linker| {
+        add_http(linker)?;
+        executor::vx::plugin::process::add_to_linker::<State, HasSelf<State>>(linker, |s| s)
+            .map_err(|e| format!("could not link vx:plugin/process: {e}"))
+    })
 }
 
 fn add_common(linker: &mut Linker<State>) -> wasmtime::Result<()> {

@@ -33,6 +33,7 @@ pub mod init;
 pub mod lock;
 pub mod paths;
 pub mod plugin;
+pub mod remote;
 pub mod report;
 pub mod run;
 pub mod sys;

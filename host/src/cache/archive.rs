@@ -64,7 +64,8 @@ pub fn pack(project: &Path, outputs: &GlobFilter, hasher: &FileHasher) -> Result
 }
 
 /// One checked archive member.
-enum Member {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Member {
     File { data: Vec<u8>, mode: u32 },
     Link(String),
 }
@@ -117,8 +118,39 @@ fn already_there(on_disk: &[super::inputs::FileRef], expected: &[OutputFile], ha
         })
 }
 
+/// Packs members held in memory (a remote hit rebuilt into a local entry),
+/// exactly as [`pack`] packs them from disk.
+pub fn pack_members(members: &BTreeMap<String, Member>) -> Result<Vec<u8>, String> {
+    let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(|e| e.to_string())?;
+    let mut tar = tar::Builder::new(encoder);
+    for (rel, member) in members {
+        check_relative(rel)?;
+        let mut header = tar::Header::new_gnu();
+        header.set_mtime(0);
+        header.set_uid(0);
+        header.set_gid(0);
+        match member {
+            Member::File { data, mode } => {
+                header.set_mode(*mode);
+                header.set_size(data.len() as u64);
+                header.set_entry_type(tar::EntryType::Regular);
+                tar.append_data(&mut header, rel, data.as_slice()).map_err(|e| format!("{rel}: {e}"))?;
+            }
+            Member::Link(target) => {
+                check_link(rel, target)?;
+                header.set_mode(0o777);
+                header.set_size(0);
+                header.set_entry_type(tar::EntryType::Symlink);
+                tar.append_link(&mut header, rel, target).map_err(|e| format!("{rel}: {e}"))?;
+            }
+        }
+    }
+    let encoder = tar.into_inner().map_err(|e| e.to_string())?;
+    encoder.finish().map_err(|e| e.to_string())
+}
+
 /// Decompresses and checks every member before anything is written.
-fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, String> {
+pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, String> {
     let decoder = zstd::Decoder::new(archive).map_err(|e| format!("corrupt archive: {e}"))?;
     let mut tar = tar::Archive::new(decoder);
     let mut members = BTreeMap::new();

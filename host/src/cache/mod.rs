@@ -31,9 +31,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use archive::Restored;
+pub use archive::{Member, Restored, pack_members, read_members};
 pub use diff::{Change, diff_manifests};
-pub use entry::{Entry, EntryHeader};
+pub use entry::{Entry, EntryHeader, OutputFile};
 pub use hasher::FileHasher;
 pub use history::{History, Invocation, TaskRunRecord};
 pub use inputs::{GlobFilter, list_files};
@@ -101,7 +101,10 @@ impl Cache {
             root: ws.root.clone(),
             ignores: std::sync::Mutex::default(),
         };
-        if let Some(name) = &ws.cache.remote
+        // A `[remote]` table makes the REAPI server the remote tier unless
+        // `[cache] remote` names a plugin.
+        let remote = ws.cache.remote.as_deref().or(ws.remote.as_ref().map(|_| crate::config::REAPI_REMOTE));
+        if let Some(name) = remote
             && (mode.remote.read || mode.remote.write)
         {
             cache.remote = Some(RemoteTier::new(ws, name));
@@ -323,6 +326,9 @@ impl Cache {
     /// budget. Failures here only cost speed next time, so they warn.
     pub fn finish(&self) {
         self.save_index();
+        if let Some(remote) = &self.remote {
+            remote.finish();
+        }
         if self.mode.local.write && self.store.stats().bytes > self.max_size {
             self.store.gc(self.max_size, self.max_age);
         }

@@ -1,7 +1,9 @@
-//! The remote tier: a cache-backend plugin named by `[cache] remote`.
-//! Entries travel as the same verified blobs the local store holds; a
-//! remote hit is decoded and verified like a local one and then written to
-//! the local store. A failing or unreachable remote is a warning and a
+//! The remote tier: a cache-backend plugin named by `[cache] remote`, or
+//! a REAPI server (`[cache] remote = "reapi"`, or a `[remote]` table with
+//! no `[cache] remote`). Plugin entries travel as the same verified blobs
+//! the local store holds; REAPI entries as action results, rebuilt into
+//! those blobs (`remote::ReapiTier`). Either way a remote hit is decoded
+//! and verified like a local one and then written to the local store. A failing or unreachable remote is a warning and a
 //! miss, never a failed run; after a few failures it is left alone for the
 //! rest of the run.
 
@@ -9,8 +11,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::config::PluginSettings;
+use crate::config::{PluginSettings, REAPI_REMOTE};
 use crate::plugin::{LoadedPlugin, World, load_configured};
+use crate::remote::ReapiTier;
 
 /// Failures after which the remote is not asked again in this run.
 const MAX_FAILURES: usize = 3;
@@ -19,6 +22,8 @@ const MAX_FAILURES: usize = 3;
 /// without touching the remote never load the plugin).
 #[derive(Debug)]
 pub struct RemoteTier {
+    /// The REAPI server, when the tier is one (else the plugin below).
+    reapi: Option<ReapiTier>,
     root: PathBuf,
     name: String,
     settings: Option<PluginSettings>,
@@ -28,7 +33,9 @@ pub struct RemoteTier {
 
 impl RemoteTier {
     pub fn new(ws: &crate::config::Workspace, name: &str) -> RemoteTier {
+        let reapi = (name == REAPI_REMOTE).then(|| ws.remote.clone()).flatten().map(ReapiTier::new);
         RemoteTier {
+            reapi,
             root: ws.root.clone(),
             name: name.to_string(),
             settings: ws.plugins.get(name).cloned(),
@@ -69,7 +76,7 @@ impl RemoteTier {
         self.failures.load(Ordering::Relaxed) < MAX_FAILURES
     }
 
-    fn failed(&self, what: &str, e: &crate::plugin::PluginError) {
+    fn failed(&self, what: &str, e: &dyn std::fmt::Display) {
         let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
         let tail = if n == MAX_FAILURES { "; not using the remote cache for the rest of this run" } else { "" };
         if n <= MAX_FAILURES {
@@ -79,6 +86,12 @@ impl RemoteTier {
 
     /// The entry of `key` from the remote, `None` on a miss or a failure.
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable()) {
+            return reapi.get(key).unwrap_or_else(|e| {
+                self.failed("lookup failed (treated as a miss)", &e);
+                None
+            });
+        }
         let plugin = self.plugin().filter(|_| self.usable())?;
         match plugin.cache_get(key) {
             Ok(found) => found,
@@ -91,6 +104,12 @@ impl RemoteTier {
 
     /// Uploads an encoded entry; a failure is a warning.
     pub fn put(&self, key: &str, bytes: Arc<Vec<u8>>) {
+        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable()) {
+            if let Err(e) = reapi.put(key, &bytes) {
+                self.failed("upload failed", &e);
+            }
+            return;
+        }
         let Some(plugin) = self.plugin().filter(|_| self.usable()) else { return };
         if let Err(e) = plugin.cache_put(key, bytes) {
             self.failed("upload failed", &e);
@@ -99,6 +118,12 @@ impl RemoteTier {
 
     /// Which keys the remote holds (batched); all `false` on a failure.
     pub fn exists(&self, keys: &[String]) -> Vec<bool> {
+        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable() && !keys.is_empty()) {
+            return reapi.exists(keys).unwrap_or_else(|e| {
+                self.failed("lookup failed (treated as a miss)", &e);
+                vec![false; keys.len()]
+            });
+        }
         let Some(plugin) = self.plugin().filter(|_| self.usable() && !keys.is_empty()) else {
             return vec![false; keys.len()];
         };
@@ -108,6 +133,14 @@ impl RemoteTier {
                 self.failed("lookup failed (treated as a miss)", &e);
                 vec![false; keys.len()]
             }
+        }
+    }
+
+    /// Reports what the run could not upload (REAPI refusals are counted,
+    /// never silent).
+    pub fn finish(&self) {
+        if let Some(reapi) = &self.reapi {
+            reapi.finish();
         }
     }
 }

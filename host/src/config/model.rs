@@ -16,6 +16,8 @@ pub struct Workspace {
     pub global_inputs: Vec<String>,
     pub cache: CacheSettings,
     pub plugins: BTreeMap<String, PluginSettings>,
+    /// `[remote]`: the REAPI server for the remote cache and `executor = "remote"`.
+    pub remote: Option<RemoteSettings>,
     /// Every config file that was read, for `vx watch` to re-read on change.
     pub config_files: Vec<PathBuf>,
     by_name: HashMap<String, usize>,
@@ -25,14 +27,13 @@ impl Workspace {
     pub(crate) fn new(
         root: PathBuf,
         projects: Vec<Project>,
-        global_inputs: Vec<String>,
-        cache: CacheSettings,
-        plugins: BTreeMap<String, PluginSettings>,
+        settings: RootSettings,
         config_files: Vec<PathBuf>,
     ) -> Self {
         debug_assert!(projects.windows(2).all(|w| w[0].name < w[1].name), "projects come sorted by name");
         let by_name = projects.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
-        Workspace { root, projects, global_inputs, cache, plugins, config_files, by_name }
+        let RootSettings { global_inputs, cache, plugins, remote } = settings;
+        Workspace { root, projects, global_inputs, cache, plugins, remote, config_files, by_name }
     }
 
     pub fn project_index(&self, name: &str) -> Option<usize> {
@@ -142,7 +143,35 @@ pub struct Task {
     pub origin: TaskOrigin,
 }
 
-#[derive(Debug, Clone)]
+/// What only the root `vx.toml` may set.
+#[derive(Debug, Default)]
+pub struct RootSettings {
+    pub global_inputs: Vec<String>,
+    pub cache: CacheSettings,
+    pub plugins: BTreeMap<String, PluginSettings>,
+    pub remote: Option<RemoteSettings>,
+}
+
+/// The name `[cache] remote` gives the REAPI tier (the `[remote]` server)
+/// instead of a cache-backend plugin.
+pub const REAPI_REMOTE: &str = "reapi";
+
+/// `[remote]`: a REAPI v2 server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteSettings {
+    /// `grpc://host:port` (plain) or `grpcs://host:port` (TLS).
+    pub endpoint: String,
+    pub instance_name: String,
+    /// The variable holding a bearer token, sent as `authorization`.
+    pub token_env: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// Deadline of one call to the server.
+    pub timeout: Duration,
+    /// Platform properties of remotely executed actions.
+    pub platform: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default)]
 pub struct CacheSettings {
     /// Absolute cache directory.
     pub dir: PathBuf,

@@ -15,6 +15,7 @@ pub struct RawFile {
     pub workspace: Option<RawWorkspace>,
     pub cache: Option<RawCache>,
     pub plugins: Option<BTreeMap<String, RawPlugin>>,
+    pub remote: Option<RawRemote>,
     pub project: Option<RawProject>,
     pub tasks: Option<BTreeMap<Spanned<String>, RawTask>>,
 }
@@ -33,6 +34,18 @@ pub struct RawCache {
     pub max_size: Option<Spanned<String>>,
     pub max_age: Option<Spanned<String>>,
     pub remote: Option<Spanned<String>>,
+}
+
+/// `[remote]`: a REAPI v2 server (docs/remote.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawRemote {
+    pub endpoint: Spanned<String>,
+    pub instance_name: Option<String>,
+    pub token_env: Option<Spanned<String>>,
+    pub headers: Option<BTreeMap<String, String>>,
+    pub timeout: Option<Spanned<String>>,
+    pub platform: Option<BTreeMap<String, String>>,
 }
 
 /// `[plugins.NAME]`: read and kept for the plugin host; the grants are

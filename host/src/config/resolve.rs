@@ -13,9 +13,12 @@ use toml::Spanned;
 use super::diag::{Source, did_you_mean, relative_display, toml_error};
 use super::discover::{expand_project_globs, find_root};
 use super::duration::{parse_duration, parse_size};
-use super::model::{CacheSettings, Command, PluginSettings, Project, Ready, Task, TaskOrigin, TaskRef, Workspace};
+use super::model::{
+    CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
+    TaskOrigin, TaskRef, Workspace,
+};
 use super::npm::{PackageJson, read_package_json, read_pnpm_workspace};
-use super::raw::{RawFile, RawTask};
+use super::raw::{RawFile, RawRemote, RawTask};
 use crate::error::{Error, Result};
 
 const DEFAULT_MAX_SIZE: u64 = 5 << 30;
@@ -70,6 +73,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
                 (raw.workspace.is_some(), "workspace"),
                 (raw.cache.is_some(), "cache"),
                 (raw.plugins.is_some(), "plugins"),
+                (raw.remote.is_some(), "remote"),
             ] {
                 if present {
                     return Err(source
@@ -80,7 +84,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
         }
     }
 
-    let (global_inputs, cache, plugins) = root_settings(root, root_files.toml.as_ref())?;
+    let settings = root_settings(root, root_files.toml.as_ref())?;
     let root_is_project = root_raw.is_some_and(|r| r.project.is_some() || r.tasks.is_some());
     if root_is_project {
         all.push(root_files);
@@ -89,7 +93,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     // index is taken.
     all.sort_by_cached_key(project_name);
     let projects = resolve_projects(&all)?;
-    Ok(Workspace::new(root.to_path_buf(), projects, global_inputs, cache, plugins, config_files))
+    Ok(Workspace::new(root.to_path_buf(), projects, settings, config_files))
 }
 
 fn read_files(root: &Path, dir: &Path) -> Result<Files> {
@@ -130,8 +134,6 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) ->
     })
 }
 
-type RootSettings = (Vec<String>, CacheSettings, BTreeMap<String, PluginSettings>);
-
 fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSettings> {
     let mut cache = CacheSettings {
         dir: root.join(".vx/cache"),
@@ -139,7 +141,7 @@ fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSe
         max_age: DEFAULT_MAX_AGE,
         remote: None,
     };
-    let Some((source, raw)) = file else { return Ok((Vec::new(), cache, BTreeMap::new())) };
+    let Some((source, raw)) = file else { return Ok(RootSettings { cache, ..RootSettings::default() }) };
     let global_inputs = raw
         .workspace
         .as_ref()
@@ -174,8 +176,65 @@ fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSe
             };
             (name.clone(), settings)
         })
-        .collect();
-    Ok((global_inputs, cache, plugins))
+        .collect::<BTreeMap<_, _>>();
+    let remote = raw.remote.as_ref().map(|r| remote_settings(source, r)).transpose()?;
+    if let Some(name) = raw.cache.as_ref().and_then(|c| c.remote.as_ref()) {
+        check_cache_remote(source, name, &plugins, remote.is_some())?;
+    }
+    Ok(RootSettings { global_inputs, cache, plugins, remote })
+}
+
+/// `[remote]`, checked: a gRPC endpoint, a duration, a variable name.
+fn remote_settings(source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
+    let endpoint = raw.endpoint.get_ref();
+    let scheme_ok = ["grpc://", "grpcs://", "http://", "https://"].iter().any(|s| endpoint.starts_with(s));
+    if !scheme_ok || endpoint.split_once("://").is_none_or(|(_, host)| host.is_empty()) {
+        return Err(source
+            .error(Some(raw.endpoint.span()), format!("[remote] endpoint `{endpoint}` is not a gRPC address"))
+            .with_hint("write it like `grpc://127.0.0.1:50051` (plain) or `grpcs://cache.example.com:443` (TLS)"));
+    }
+    let timeout = match &raw.timeout {
+        Some(t) => parse_duration(t.get_ref()).map_err(|m| source.error(Some(t.span()), m))?,
+        None => Duration::from_secs(60),
+    };
+    if let Some(var) = &raw.token_env
+        && (var.get_ref().is_empty() || var.get_ref().contains('='))
+    {
+        return Err(source
+            .error(Some(var.span()), "[remote] token-env names the variable holding the token, not the token")
+            .with_hint("write it like `token-env = \"VX_REMOTE_TOKEN\"` and export the token in that variable"));
+    }
+    Ok(RemoteSettings {
+        endpoint: endpoint.clone(),
+        instance_name: raw.instance_name.clone().unwrap_or_default(),
+        token_env: raw.token_env.as_ref().map(|v| v.get_ref().clone()),
+        headers: raw.headers.clone().unwrap_or_default(),
+        timeout,
+        platform: raw.platform.clone().unwrap_or_default(),
+    })
+}
+
+/// `[cache] remote` names a plugin of this workspace or `reapi` with a
+/// `[remote]` table.
+fn check_cache_remote(
+    source: &Source,
+    name: &Spanned<String>,
+    plugins: &BTreeMap<String, PluginSettings>,
+    has_remote: bool,
+) -> Result<()> {
+    if name.get_ref() == REAPI_REMOTE {
+        if plugins.contains_key(REAPI_REMOTE) {
+            return Err(source
+                .error(Some(name.span()), "`reapi` is both a plugin and the REAPI tier")
+                .with_hint("rename [plugins.reapi]: `reapi` is reserved for the [remote] server"));
+        }
+        if !has_remote {
+            return Err(source
+                .error(Some(name.span()), "[cache] remote = \"reapi\" needs a [remote] table")
+                .with_hint("add [remote] with endpoint = \"grpc://HOST:PORT\" (docs/remote.md)"));
+        }
+    }
+    Ok(())
 }
 
 /// Names, project dependencies and tasks, with every reference checked.

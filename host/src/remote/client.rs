@@ -1,0 +1,225 @@
+//! The connection to a REAPI server: endpoint and TLS, the headers every
+//! call carries (a bearer token from a named variable, fixed headers),
+//! per-call deadlines, and the server's capabilities, read once.
+//!
+//! All I/O runs on one small tokio runtime of this module's own, never
+//! dropped: the cache tier calls in from the run loop's blocking threads
+//! ([`Reapi::block`]), the remote executor awaits from async code, and the
+//! channel's background tasks live on this runtime whoever calls.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+
+use super::digest::DigestFn;
+use super::re;
+use crate::config::RemoteSettings;
+
+/// How long connecting may take before the server counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// gRPC's default message limit; a batch never exceeds it, whatever the
+/// server advertises.
+const GRPC_MESSAGE_LIMIT: usize = 4 << 20;
+
+/// Why a call to the server failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteError {
+    /// Not reachable, timed out or broke off: worth a warning, not a retry storm.
+    Unavailable(String),
+    /// The server answered no: permissions, a disabled service, a limit.
+    Refused(String),
+    /// The server sent something vx cannot use (a wrong digest, a bad message).
+    Invalid(String),
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoteError::Unavailable(m) | RemoteError::Refused(m) | RemoteError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl RemoteError {
+    /// Classifies a gRPC status from a call named `what`.
+    pub fn from_status(what: &str, status: &tonic::Status) -> RemoteError {
+        use tonic::Code;
+        let msg = format!("{what}: {} ({:?})", status.message().trim(), status.code());
+        match status.code() {
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown | Code::Aborted => {
+                RemoteError::Unavailable(msg)
+            }
+            Code::InvalidArgument | Code::DataLoss | Code::Internal => RemoteError::Invalid(msg),
+            _ => RemoteError::Refused(msg),
+        }
+    }
+}
+
+/// What the server said it can do.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub digest: DigestFn,
+    /// The largest batch request, in bytes (capped at gRPC's 4 MiB).
+    pub max_batch: usize,
+    pub ac_update: bool,
+    pub exec: bool,
+}
+
+/// A connected REAPI client; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Reapi {
+    pub(crate) channel: Channel,
+    pub instance: String,
+    headers: Arc<Vec<(AsciiMetadataKey, AsciiMetadataValue)>>,
+    timeout: Duration,
+    pub caps: Capabilities,
+    pub endpoint: String,
+}
+
+/// The runtime every REAPI call runs on (two threads: calls are I/O).
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("vx-remote")
+            .enable_all()
+            .build()
+            .expect("the remote I/O runtime starts")
+    })
+}
+
+impl Reapi {
+    /// Runs `fut` on the REAPI runtime and waits for it. For synchronous
+    /// callers only (blocking threads, the CLI), never from async code.
+    pub fn block<F>(fut: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        runtime().spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        rx.recv().expect("the remote runtime finishes every call it starts")
+    }
+
+    /// Connects to `[remote]` and reads the server's capabilities.
+    pub async fn connect(settings: &RemoteSettings) -> Result<Reapi, RemoteError> {
+        let endpoint = settings.endpoint.clone();
+        let (uri, tls) = match endpoint.split_once("://") {
+            Some(("grpc" | "http", rest)) => (format!("http://{rest}"), false),
+            Some(("grpcs" | "https", rest)) => (format!("https://{rest}"), true),
+            _ => return Err(RemoteError::Refused(format!("[remote] endpoint `{endpoint}` is not a gRPC address"))),
+        };
+        let mut ep = Endpoint::from_shared(uri)
+            .map_err(|e| RemoteError::Refused(format!("[remote] endpoint `{endpoint}`: {e}")))?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true);
+        if tls {
+            ep = ep
+                .tls_config(ClientTlsConfig::new().with_native_roots())
+                .map_err(|e| RemoteError::Refused(format!("TLS for {endpoint}: {e}")))?;
+        }
+        let channel = ep.connect().await.map_err(|e| {
+            RemoteError::Unavailable(format!("cannot reach the REAPI server at {endpoint}: {}", source_chain(&e)))
+        })?;
+        let mut reapi = Reapi {
+            channel,
+            instance: settings.instance_name.clone(),
+            headers: Arc::new(headers(settings)?),
+            timeout: settings.timeout,
+            caps: Capabilities {
+                digest: DigestFn::Sha256,
+                max_batch: GRPC_MESSAGE_LIMIT,
+                ac_update: false,
+                exec: false,
+            },
+            endpoint,
+        };
+        reapi.caps = reapi.capabilities().await?;
+        Ok(reapi)
+    }
+
+    async fn capabilities(&self) -> Result<Capabilities, RemoteError> {
+        let mut client = re::capabilities_client::CapabilitiesClient::new(self.channel.clone());
+        let caps = client
+            .get_capabilities(self.req(re::GetCapabilitiesRequest { instance_name: self.instance.clone() }))
+            .await
+            .map_err(|s| RemoteError::from_status(&format!("GetCapabilities at {}", self.endpoint), &s))?
+            .into_inner();
+        let cache = caps.cache_capabilities.unwrap_or_default();
+        let digest = DigestFn::choose(&cache.digest_functions).ok_or_else(|| {
+            RemoteError::Refused(format!(
+                "the REAPI server at {} offers neither SHA-256 nor BLAKE3 digests (it lists {:?})",
+                self.endpoint, cache.digest_functions
+            ))
+        })?;
+        let advertised = usize::try_from(cache.max_batch_total_size_bytes).unwrap_or(0);
+        let max_batch = if advertised == 0 { GRPC_MESSAGE_LIMIT } else { advertised.min(GRPC_MESSAGE_LIMIT) };
+        let exec = caps.execution_capabilities.is_some_and(|e| e.exec_enabled);
+        let ac_update = cache.action_cache_update_capabilities.is_some_and(|u| u.update_enabled);
+        Ok(Capabilities { digest, max_batch, ac_update, exec })
+    }
+
+    /// A request with the deadline and headers every call carries.
+    pub fn req<T>(&self, msg: T) -> tonic::Request<T> {
+        let mut req = tonic::Request::new(msg);
+        req.set_timeout(self.timeout);
+        for (k, v) in self.headers.iter() {
+            req.metadata_mut().insert(k.clone(), v.clone());
+        }
+        req
+    }
+
+    /// A request without a deadline (a streamed execution lasts as long as its task).
+    pub fn req_unbounded<T>(&self, msg: T) -> tonic::Request<T> {
+        let mut req = self.req(msg);
+        req.metadata_mut().remove("grpc-timeout");
+        req
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+/// The token from its variable, and the fixed headers, as gRPC metadata.
+fn headers(settings: &RemoteSettings) -> Result<Vec<(AsciiMetadataKey, AsciiMetadataValue)>, RemoteError> {
+    let bad = |what: String| RemoteError::Refused(format!("[remote] {what}"));
+    let mut out = Vec::new();
+    for (name, value) in &settings.headers {
+        let key = AsciiMetadataKey::from_bytes(name.to_ascii_lowercase().as_bytes())
+            .map_err(|_| bad(format!("header name `{name}` is not a valid gRPC metadata key")))?;
+        let value = AsciiMetadataValue::try_from(value.as_str())
+            .map_err(|_| bad(format!("header `{name}` has a value that is not printable ASCII")))?;
+        out.push((key, value));
+    }
+    if let Some(var) = &settings.token_env {
+        let token = std::env::var(var).map_err(|_| {
+            bad(format!("token-env names `{var}`, which is not set; export the token in it or remove token-env"))
+        })?;
+        let value = AsciiMetadataValue::try_from(format!("Bearer {}", token.trim()))
+            .map_err(|_| bad(format!("the token in `{var}` is not printable ASCII")))?;
+        out.push((AsciiMetadataKey::from_static("authorization"), value));
+    }
+    Ok(out)
+}
+
+/// An error with its causes, on one line (transport errors nest the useful part).
+pub fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
+}

@@ -1,0 +1,43 @@
+//! A REAPI v2 client (the Bazel Remote Execution API): the standard that
+//! BuildGrid, bazel-remote, NativeLink, Buildbarn and BuildBuddy speak.
+//! vx uses it three ways (docs/remote.md):
+//!
+//! - the remote cache tier: each vx entry is stored as a real
+//!   `ActionResult` under an action digest derived from the vx key, with
+//!   write-once uploads and optional HMAC signatures (`entry`, `sign`);
+//! - the built-in `remote` executor: a task's inputs as a Merkle tree,
+//!   `Execute`, the outputs downloaded into the project (`exec`, `tree`);
+//! - `vx worker`: a bot of the Remote Workers API that runs leased
+//!   actions under the guard (`worker`).
+//!
+//! | file | owns |
+//! |------|------|
+//! | `client` | the connection, headers, deadlines, capabilities, the I/O runtime |
+//! | `digest` | digest functions and ByteStream resource names |
+//! | `cas` | FindMissingBlobs, batched and streamed uploads and downloads |
+//! | `entry` | a vx cache entry as an `ActionResult`, and back |
+//! | `sign` | HMAC signatures over an entry's digests |
+//! | `tier` | the remote cache tier: lookups, write-once uploads, refusals |
+//! | `tree` | input roots as `Directory` trees, output trees back to files |
+//! | `exec` | `Execute` / `WaitExecution` and cancellation |
+//! | `worker` | `vx worker`: bot sessions, leases, running actions |
+//!
+//! Everything here runs on one small tokio runtime of its own, so callers
+//! on the run loop's blocking threads and `vx worker` share one code path.
+
+mod cas;
+mod client;
+mod digest;
+mod entry;
+pub mod exec;
+mod sign;
+mod tier;
+mod tree;
+pub mod worker;
+
+pub use client::{Reapi, RemoteError};
+pub use digest::DigestFn;
+pub use tier::ReapiTier;
+
+/// The generated REAPI types, re-exported for the modules here.
+pub(crate) use bazel_remote_apis::build::bazel::remote::execution::v2 as re;

@@ -1,0 +1,233 @@
+//! The REAPI remote cache tier (`[cache] remote = "reapi"`): lookups,
+//! verified downloads, write-once uploads and the count of refusals.
+//!
+//! A read is trusted only after every check passes: the signature (when
+//! `VX_REMOTE_SIGNING_KEY` is set), every blob's digest, the header's key,
+//! and every output against the header's BLAKE3. Anything less is a miss
+//! with a warning. A write never replaces an existing result, and uploads
+//! every blob before the result that names them.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use super::client::{Reapi, RemoteError};
+use super::entry::{from_result, key_action, needed, to_result};
+use super::re;
+use super::sign;
+use crate::cache::CacheKey;
+use crate::config::RemoteSettings;
+
+/// The remote tier over a REAPI server, connected on first use.
+#[derive(Debug)]
+pub struct ReapiTier {
+    settings: RemoteSettings,
+    client: OnceLock<Result<Reapi, RemoteError>>,
+    signing_key: Option<Vec<u8>>,
+    uploads: AtomicUsize,
+    refused: AtomicUsize,
+    first_refusal: Mutex<Option<String>>,
+    bytes_down: AtomicU64,
+    bytes_up: AtomicU64,
+    hits: AtomicUsize,
+}
+
+impl ReapiTier {
+    pub fn new(settings: RemoteSettings) -> ReapiTier {
+        ReapiTier {
+            settings,
+            client: OnceLock::new(),
+            signing_key: sign::key_from_env(),
+            uploads: AtomicUsize::new(0),
+            refused: AtomicUsize::new(0),
+            first_refusal: Mutex::new(None),
+            bytes_down: AtomicU64::new(0),
+            bytes_up: AtomicU64::new(0),
+            hits: AtomicUsize::new(0),
+        }
+    }
+
+    fn client(&self) -> Result<Reapi, RemoteError> {
+        self.client
+            .get_or_init(|| {
+                let settings = self.settings.clone();
+                Reapi::block(async move { Reapi::connect(&settings).await })
+            })
+            .clone()
+    }
+
+    /// The entry of `key`: `Ok(None)` on a miss or an entry that does not
+    /// verify (with a warning), `Err` when the server failed.
+    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        let client = self.client()?;
+        let key = CacheKey(key.to_string());
+        let signing_key = self.signing_key.clone();
+        let found = Reapi::block(async move { fetch(&client, &key, signing_key.as_deref()).await })?;
+        match found {
+            Fetched::Hit(bytes, moved) => {
+                self.bytes_down.fetch_add(moved, Ordering::Relaxed);
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Ok(Some(bytes))
+            }
+            Fetched::Miss => Ok(None),
+            Fetched::Untrusted(why) => {
+                eprintln!("vx: warning: the REAPI cache entry for this task was not used: {why}; running the task");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Uploads an entry unless the server already has one for the key.
+    /// A refusal is counted (reported by [`finish`](Self::finish)), not an error.
+    pub fn put(&self, key: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        let client = self.client()?;
+        self.uploads.fetch_add(1, Ordering::Relaxed);
+        if !client.caps.ac_update {
+            self.refusal(format!(
+                "the server at {} does not accept action cache writes (its capabilities say update_enabled = false)",
+                client.endpoint
+            ));
+            return Ok(());
+        }
+        let key = CacheKey(key.to_string());
+        let (action, mut blobs) = key_action(client.caps.digest, &key);
+        let (result, entry_blobs) = to_result(client.caps.digest, &action, &key, bytes, self.signing_key.as_deref())
+            .map_err(RemoteError::Invalid)?;
+        blobs.extend(entry_blobs);
+        let outcome = Reapi::block(async move { store(&client, action, result, blobs).await });
+        match outcome {
+            Ok(sent) => {
+                self.bytes_up.fetch_add(sent, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(RemoteError::Refused(why)) => {
+                self.refusal(why);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn refusal(&self, why: String) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        self.first_refusal.lock().expect("refusal lock poisoned").get_or_insert(why);
+    }
+
+    /// Which keys the server holds a result for.
+    pub fn exists(&self, keys: &[String]) -> Result<Vec<bool>, RemoteError> {
+        let client = self.client()?;
+        let keys: Vec<CacheKey> = keys.iter().map(|k| CacheKey(k.clone())).collect();
+        Reapi::block(async move {
+            let lookups = keys.iter().map(|key| {
+                let (action, _) = key_action(client.caps.digest, key);
+                let client = client.clone();
+                async move { client.action_result(&action).await.map(|r| r.is_some()) }
+            });
+            futures_util::future::join_all(lookups).await.into_iter().collect()
+        })
+    }
+
+    /// Reports refused uploads (never silent) and, with `VX_REMOTE_STATS`,
+    /// the traffic of the run.
+    pub fn finish(&self) {
+        let refused = self.refused.load(Ordering::Relaxed);
+        if refused > 0 {
+            let uploads = self.uploads.load(Ordering::Relaxed);
+            let why = self.first_refusal.lock().expect("refusal lock poisoned").clone().unwrap_or_default();
+            eprintln!("vx: warning: the REAPI cache refused {refused} of {uploads} uploads: {why}");
+        }
+        if std::env::var_os("VX_REMOTE_STATS").is_some() {
+            eprintln!(
+                "vx: remote cache: {} hits, {} bytes down; {} uploads, {} bytes up",
+                self.hits.load(Ordering::Relaxed),
+                self.bytes_down.load(Ordering::Relaxed),
+                self.uploads.load(Ordering::Relaxed),
+                self.bytes_up.load(Ordering::Relaxed)
+            );
+        }
+    }
+}
+
+enum Fetched {
+    /// The encoded entry and the bytes downloaded for it.
+    Hit(Vec<u8>, u64),
+    Miss,
+    Untrusted(String),
+}
+
+async fn fetch(client: &Reapi, key: &CacheKey, signing_key: Option<&[u8]>) -> Result<Fetched, RemoteError> {
+    let (action, _) = key_action(client.caps.digest, key);
+    let Some(result) = client.action_result(&action).await? else { return Ok(Fetched::Miss) };
+    if let Some(k) = signing_key
+        && let Err(why) = sign::verify(k, &action, &result)
+    {
+        return Ok(Fetched::Untrusted(why.to_string()));
+    }
+    let digests = match needed(&result) {
+        Ok(d) => d,
+        Err(why) => return Ok(Fetched::Untrusted(why)),
+    };
+    let blobs = match client.download(&digests).await {
+        Ok(b) => b,
+        // A result whose blobs are gone (evicted, never uploaded) is a miss.
+        Err(RemoteError::Invalid(why)) => return Ok(Fetched::Untrusted(why)),
+        Err(e) => return Err(e),
+    };
+    let moved = blobs.values().map(|b| b.len() as u64).sum();
+    Ok(match from_result(key, &result, &blobs) {
+        Ok(bytes) => Fetched::Hit(bytes, moved),
+        Err(why) => Fetched::Untrusted(why),
+    })
+}
+
+/// Write-once: blobs first, then the result, unless a result exists.
+async fn store(
+    client: &Reapi,
+    action: re::Digest,
+    result: re::ActionResult,
+    blobs: Vec<(re::Digest, Vec<u8>)>,
+) -> Result<u64, RemoteError> {
+    if client.action_result(&action).await?.is_some() {
+        return Ok(0);
+    }
+    let sent = client.upload(blobs).await?;
+    client.update_action_result(&action, result).await?;
+    Ok(sent)
+}
+
+impl Reapi {
+    fn ac(&self) -> re::action_cache_client::ActionCacheClient<tonic::transport::Channel> {
+        re::action_cache_client::ActionCacheClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX)
+    }
+
+    /// The result stored under `action`, `None` when there is none.
+    pub async fn action_result(&self, action: &re::Digest) -> Result<Option<re::ActionResult>, RemoteError> {
+        let req = re::GetActionResultRequest {
+            instance_name: self.instance.clone(),
+            action_digest: Some(action.clone()),
+            inline_stdout: false,
+            inline_stderr: false,
+            inline_output_files: Vec::new(),
+            digest_function: self.caps.digest.proto(),
+        };
+        match self.ac().get_action_result(self.req(req)).await {
+            Ok(r) => Ok(Some(r.into_inner())),
+            Err(s) if s.code() == tonic::Code::NotFound => Ok(None),
+            Err(s) => Err(RemoteError::from_status("GetActionResult", &s)),
+        }
+    }
+
+    pub async fn update_action_result(&self, action: &re::Digest, result: re::ActionResult) -> Result<(), RemoteError> {
+        let req = re::UpdateActionResultRequest {
+            instance_name: self.instance.clone(),
+            action_digest: Some(action.clone()),
+            action_result: Some(result),
+            results_cache_policy: None,
+            digest_function: self.caps.digest.proto(),
+        };
+        self.ac()
+            .update_action_result(self.req(req))
+            .await
+            .map_err(|s| RemoteError::from_status("UpdateActionResult", &s))?;
+        Ok(())
+    }
+}

@@ -183,14 +183,14 @@ pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, String> 
 }
 
 /// A member path must be relative and stay inside the project.
-fn check_relative(path: &str) -> Result<(), String> {
+pub fn check_relative(path: &str) -> Result<(), String> {
     let p = Path::new(path);
     let ok = !path.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
     if ok { Ok(()) } else { Err(format!("refused archive path `{path}`: it leaves the project")) }
 }
 
 /// A link must point inside the project, judged from where it stands.
-fn check_link(path: &str, target: &str) -> Result<(), String> {
+pub fn check_link(path: &str, target: &str) -> Result<(), String> {
     let refused = || Err(format!("refused link `{path}` → `{target}`: it points outside the project"));
     if Path::new(target).is_absolute() {
         return refused();
@@ -212,7 +212,7 @@ fn check_link(path: &str, target: &str) -> Result<(), String> {
 
 /// No existing directory on the way to `rel` may be a symbolic link, or a
 /// write could land outside the project.
-fn check_no_link_on_the_way(project: &Path, rel: &str) -> Result<(), String> {
+pub fn check_no_link_on_the_way(project: &Path, rel: &str) -> Result<(), String> {
     let mut dir = PathBuf::from(project);
     let parts: Vec<_> = Path::new(rel).components().collect();
     for c in &parts[..parts.len().saturating_sub(1)] {

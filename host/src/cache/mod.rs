@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use archive::{Member, Restored, pack_members, read_members};
+pub use archive::{Member, Restored, check_link, check_no_link_on_the_way, check_relative, pack_members, read_members};
 pub use diff::{Change, diff_manifests};
 pub use entry::{Entry, EntryHeader, OutputFile};
 pub use hasher::FileHasher;
@@ -164,6 +164,11 @@ impl Cache {
         let chain = Arc::new(chain);
         cache.chains.insert(dir.to_path_buf(), chain.clone());
         chain
+    }
+
+    /// The workspace's global inputs, workspace-relative.
+    pub fn global_files(&self) -> Vec<String> {
+        self.global.iter().map(|(rel, _)| rel.clone()).collect()
     }
 
     /// The input files of a task in `project_dir` (workspace-relative paths).

@@ -69,6 +69,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub output_logs: String,
 
+    /// Run every task that is not persistent on this executor: `local`,
+    /// `remote` (the [remote] REAPI server) or an executor plugin's name.
+    #[arg(long, value_name = "NAME")]
+    pub executor: Option<String>,
+
     /// `stream` lines as they come (default) or `grouped` per task when it ends.
     #[arg(long, value_name = "ORDER", default_value = "stream")]
     pub log_order: String,
@@ -114,6 +119,7 @@ impl ExecArgs {
             timeout,
             color: color_enabled(),
             github: github_actions(),
+            executor: self.executor,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();

@@ -20,6 +20,7 @@ mod translate;
 mod upgrade;
 mod watch;
 mod why;
+mod worker;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -61,6 +62,7 @@ enum Commands {
     Upgrade(upgrade::UpgradeArgs),
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
+    Worker(worker::WorkerArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {
@@ -111,6 +113,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Upgrade(a) => upgrade::cmd_upgrade(a),
         Commands::Completions(a) => completions::cmd_completions(a),
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
+        Commands::Worker(a) => worker::cmd_worker(a),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }

@@ -77,10 +77,12 @@ pub struct Reapi {
     timeout: Duration,
     pub caps: Capabilities,
     pub endpoint: String,
+    /// `[remote] platform`: the properties of remotely executed actions.
+    pub platform: std::collections::BTreeMap<String, String>,
 }
 
 /// The runtime every REAPI call runs on (two threads: calls are I/O).
-pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -139,6 +141,7 @@ impl Reapi {
                 exec: false,
             },
             endpoint,
+            platform: settings.platform.clone(),
         };
         reapi.caps = reapi.capabilities().await?;
         Ok(reapi)

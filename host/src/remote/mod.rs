@@ -35,7 +35,7 @@ mod tier;
 mod tree;
 pub mod worker;
 
-pub use client::{Reapi, RemoteError};
+pub use client::{Reapi, RemoteError, runtime};
 pub use digest::DigestFn;
 pub use tier::ReapiTier;
 

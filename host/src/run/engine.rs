@@ -18,7 +18,7 @@ use nix::sys::signal::Signal;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::executor::Executors;
+use super::executor::{Executors, Prepared};
 use super::job::{CacheJob, Job, Persistence};
 use super::local::task_command;
 use super::options::RunOptions;
@@ -216,7 +216,16 @@ impl<'w> Session<'w> {
             groups: self.groups.clone(),
             term: self.term.clone(),
             cancelled: self.cancelled.clone(),
-            executor: None,
+            executor: Prepared::Local,
+        }
+    }
+
+    /// The executor a task runs on: `--executor` for every task that is not
+    /// persistent (servers stay local), else its own.
+    fn executor_of(&self, task: &crate::config::Task) -> String {
+        match &self.opts.executor {
+            Some(name) if !task.persistent => name.clone(),
+            _ => task.executor.clone(),
         }
     }
 
@@ -259,8 +268,26 @@ impl<'w> Session<'w> {
                 let Some(node) = walker.next_ready() else { break };
                 let n = &graph.nodes[node];
                 let task = &self.ws.projects[n.project].tasks[&n.id.task];
-                let plugin_job = match self.executors.prepare(&self.ws.projects[n.project], task) {
-                    Ok(plugin_job) => plugin_job,
+                let executor = self.executor_of(task);
+                let dep_outputs = || {
+                    graph.deps[node]
+                        .iter()
+                        .map(|&d| {
+                            let dn = &graph.nodes[d];
+                            let p = &self.ws.projects[dn.project];
+                            (p.dir.clone(), p.tasks[&dn.id.task].outputs.clone())
+                        })
+                        .collect()
+                };
+                let prepared = self.executors.prepare(
+                    &self.ws.projects[n.project],
+                    task,
+                    &executor,
+                    self.cache.as_ref(),
+                    dep_outputs,
+                );
+                let prepared = match prepared {
+                    Ok(prepared) => prepared,
                     Err(why) => {
                         self.term.note(&n.id.to_string(), &why);
                         walker.finish(node, false);
@@ -279,10 +306,11 @@ impl<'w> Session<'w> {
                     self.stop_server(node).await;
                 }
                 let mut job = self.job(node);
-                if let (Some(p), Some(c)) = (&plugin_job, &mut job.cache) {
-                    c.executor_config = p.cache_identity();
+                if let Some(c) = &mut job.cache {
+                    c.executor_config = prepared.cache_identity();
+                    c.task.executor = executor;
                 }
-                job.executor = plugin_job;
+                job.executor = prepared;
                 in_slot.insert(node);
                 if let Some(p) = &job.persistent {
                     self.generation += 1;

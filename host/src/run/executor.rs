@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::job::Job;
+use super::remote::{REMOTE_EXECUTOR, RemoteExecutor, RemoteJob};
+use crate::cache::Cache;
 use crate::config::{PluginSettings, Project, Task, Workspace};
 use crate::guard::{grace_period, stop_group};
 use crate::plugin::{ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured};
@@ -28,12 +30,33 @@ pub const WORKSPACE_ROOT_VAR: &str = "VX_WORKSPACE_ROOT";
 /// How often a running call checks whether vx was interrupted.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
-/// The executor plugins of a session, each loaded on first use.
+/// The executor plugins of a session, each loaded on first use, and the
+/// built-in `remote` executor.
 #[derive(Debug)]
 pub struct Executors {
     root: PathBuf,
     settings: std::collections::BTreeMap<String, PluginSettings>,
     loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
+    remote: RemoteExecutor,
+}
+
+/// Where one task runs.
+#[derive(Debug)]
+pub enum Prepared {
+    Local,
+    Plugin(PluginJob),
+    Remote(Box<RemoteJob>),
+}
+
+impl Prepared {
+    /// What goes into the task's key for its executor.
+    pub fn cache_identity(&self) -> String {
+        match self {
+            Prepared::Local => String::new(),
+            Prepared::Plugin(p) => p.cache_identity(),
+            Prepared::Remote(r) => r.cache_identity(),
+        }
+    }
 }
 
 /// What a task needs to run through a plugin.
@@ -58,7 +81,12 @@ impl PluginJob {
 
 impl Executors {
     pub fn new(ws: &Workspace) -> Executors {
-        Executors { root: ws.root.clone(), settings: ws.plugins.clone(), loaded: Mutex::new(HashMap::new()) }
+        Executors {
+            root: ws.root.clone(),
+            settings: ws.plugins.clone(),
+            loaded: Mutex::new(HashMap::new()),
+            remote: RemoteExecutor::new(ws),
+        }
     }
 
     fn load(&self, name: &str) -> Result<Arc<LoadedPlugin>, String> {
@@ -84,21 +112,32 @@ impl Executors {
             .clone()
     }
 
-    /// The plugin job for `task`, `None` for a local task; an error says
-    /// why the task cannot run.
-    pub fn prepare(&self, project: &Project, task: &Task) -> Result<Option<PluginJob>, String> {
-        if task.executor == "local" {
-            return Ok(None);
+    /// Where `task` runs: `executor` is its own or the run's `--executor`.
+    /// An error says why the task cannot run. `dep_outputs` lists what its
+    /// dependencies produce (only remote execution needs it).
+    pub fn prepare(
+        &self,
+        project: &Project,
+        task: &Task,
+        executor: &str,
+        cache: Option<&Arc<Cache>>,
+        dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
+    ) -> Result<Prepared, String> {
+        if executor == "local" {
+            return Ok(Prepared::Local);
+        }
+        if executor == REMOTE_EXECUTOR {
+            return self
+                .remote
+                .prepare(project, task, cache, &self.root, dep_outputs())
+                .map(|job| Prepared::Remote(Box::new(job)));
         }
         if task.persistent {
-            return Err(format!(
-                "a persistent task cannot run through executor `{}`; vx keeps servers local",
-                task.executor
-            ));
+            return Err(format!("a persistent task cannot run through executor `{executor}`; vx keeps servers local"));
         }
-        let plugin = self.load(&task.executor)?;
+        let plugin = self.load(executor)?;
         let env = task.env.iter().filter_map(|name| std::env::var_os(name).map(|v| (name.into(), v))).collect();
-        Ok(Some(PluginJob { plugin, root: self.root.clone(), cwd: project.rel_dir.clone(), env }))
+        Ok(Prepared::Plugin(PluginJob { plugin, root: self.root.clone(), cwd: project.rel_dir.clone(), env }))
     }
 }
 

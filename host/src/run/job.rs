@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 
+use super::executor::Prepared;
 use crate::cache::{Cache, CacheKey, KeyManifest, Lookup};
 use crate::config::{Ready, Task};
 use crate::guard::{
@@ -76,8 +77,8 @@ pub struct Job {
     pub groups: Groups,
     pub term: Arc<Terminal>,
     pub cancelled: Arc<AtomicBool>,
-    /// Set for `executor = "NAME"`: the task runs through that plugin.
-    pub executor: Option<super::executor::PluginJob>,
+    /// Where the task runs: here, through an executor plugin, or remotely.
+    pub executor: super::executor::Prepared,
 }
 
 /// Why the process ended, beyond its exit status.
@@ -118,8 +119,9 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         let keep_log = cacheable || self.persistent.is_none();
         let (status, log, exit_code) = match &self.executor {
-            Some(plugin) => self.run_plugin(plugin, key_text.as_deref(), keep_log).await,
-            None => self.run_process(key_text.as_deref(), keep_log).await,
+            Prepared::Plugin(plugin) => self.run_plugin(plugin, key_text.as_deref(), keep_log).await,
+            Prepared::Remote(remote) => self.run_remote(remote, key_text.as_deref()).await,
+            Prepared::Local => self.run_process(key_text.as_deref(), keep_log).await,
         };
         let duration = start.elapsed();
         let log_tail = (status != TaskStatus::Succeeded).then(|| log_tail(&log)).flatten();

@@ -11,6 +11,7 @@ mod keys;
 mod local;
 mod options;
 mod plan;
+mod remote;
 mod signals;
 
 pub use dry::DryPlan;
@@ -19,4 +20,5 @@ pub use eta::{Prediction, predict};
 pub use keys::{PlannedKey, plan_keys, planned_status};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};
+pub use remote::REMOTE_EXECUTOR;
 pub use signals::Signals;

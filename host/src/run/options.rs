@@ -17,4 +17,7 @@ pub struct RunOptions {
     pub color: bool,
     /// Running under GitHub Actions: grouped logs and annotations.
     pub github: bool,
+    /// `--executor NAME`: where every task that is not persistent runs
+    /// (`local`, `remote`, or an executor plugin), over each task's own.
+    pub executor: Option<String>,
 }

@@ -1,0 +1,117 @@
+//! `vx worker`: joins a REAPI farm (BuildGrid's Remote Workers API) and
+//! runs the actions it is leased, under the guard, until SIGINT or SIGTERM.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::config::RemoteSettings;
+use crate::error::{Error, Result};
+use crate::guard::Groups;
+use crate::remote::worker::{WorkerOptions, run_worker};
+
+/// Run actions for a REAPI server (BuildGrid) as one of its bots.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  vx worker --endpoint grpc://127.0.0.1:50051
+  vx worker --endpoint grpc://farm:50051 --concurrency 4 --platform OSFamily=linux
+The worker runs each action in a fresh directory under --work-dir, in its own
+process group, and stops everything it started on SIGINT or SIGTERM.")]
+pub struct WorkerArgs {
+    /// The server: `grpc://HOST:PORT`, or `grpcs://` for TLS.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: String,
+
+    /// The REAPI instance name (default: the empty name).
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub instance_name: String,
+
+    /// Actions at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+
+    /// A platform property this worker offers, `KEY=VALUE`; repeatable.
+    /// Default: `OSFamily=linux` and this machine's `ISA`.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub platform: Vec<String>,
+
+    /// The variable holding a bearer token for the server.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+
+    /// Where actions' input roots are made (default: a directory under the
+    /// system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+
+    /// The bot's id (default: host name and process id).
+    #[arg(long, value_name = "ID")]
+    pub bot_id: Option<String>,
+}
+
+pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
+    let usage = |m: String| Error::usage(m).with_hint("see `vx worker --help`");
+    let scheme_ok = ["grpc://", "grpcs://", "http://", "https://"].iter().any(|s| args.endpoint.starts_with(s));
+    if !scheme_ok {
+        return Err(usage(format!(
+            "--endpoint `{}` is not a gRPC address; write it like grpc://127.0.0.1:50051",
+            args.endpoint
+        )));
+    }
+    let concurrency = args.concurrency.unwrap_or_else(crate::sys::cores);
+    if concurrency == 0 {
+        return Err(usage("--concurrency must be at least 1".into()));
+    }
+    let mut platform = BTreeMap::new();
+    if args.platform.is_empty() {
+        platform.insert("OSFamily".to_string(), "linux".to_string());
+        platform.insert("ISA".to_string(), std::env::consts::ARCH.replace('_', "-"));
+    }
+    for p in &args.platform {
+        let (k, v) = p
+            .split_once('=')
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| usage(format!("--platform `{p}` is not KEY=VALUE")))?;
+        platform.insert(k.to_string(), v.to_string());
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "host".into());
+    let bot_id = args.bot_id.unwrap_or_else(|| format!("vx-{}-{}", host.trim(), std::process::id()));
+    let work_dir =
+        args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("vx-worker-{}", std::process::id())));
+    std::fs::create_dir_all(&work_dir).map_err(|e| Error::io(format_args!("create {}", work_dir.display()), e))?;
+    let opts = WorkerOptions {
+        remote: RemoteSettings {
+            endpoint: args.endpoint,
+            instance_name: args.instance_name,
+            token_env: args.token_env,
+            headers: BTreeMap::new(),
+            timeout: Duration::from_secs(60),
+            platform: BTreeMap::new(),
+        },
+        concurrency,
+        platform,
+        bot_id: bot_id.clone(),
+        work_dir: work_dir.clone(),
+    };
+    let runtime = super::exec_args::runtime()?;
+    let groups = Groups::with_guard(&format!("worker-{bot_id}"));
+    let outcome = runtime.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut int = signal(SignalKind::interrupt()).map_err(|e| Error::io("install signal handlers", e))?;
+        let mut term = signal(SignalKind::terminate()).map_err(|e| Error::io("install signal handlers", e))?;
+        let stop = async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        };
+        run_worker(opts, groups.clone(), stop).await.map_err(|m| {
+            Error::internal(m).with_hint("is the server up, and does it offer the Remote Workers API (BuildGrid)?")
+        })
+    });
+    groups.close_guard();
+    let _ = std::fs::remove_dir_all(&work_dir);
+    outcome.map(|()| 0)
+}

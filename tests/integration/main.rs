@@ -21,6 +21,7 @@ mod paths;
 mod picker;
 mod plan_views;
 mod plugins;
+mod reapi_cache;
 mod selection;
 mod upgrade;
 mod watch;

@@ -72,6 +72,9 @@ impl RemoteTier {
         }
     }
 
+    /// Whether the remote may still be asked. A REAPI tier given up on is
+    /// skipped as such: falling through to the plugin path would look for a
+    /// plugin named `reapi` and warn that it is missing.
     fn usable(&self) -> bool {
         self.failures.load(Ordering::Relaxed) < MAX_FAILURES
     }
@@ -86,7 +89,10 @@ impl RemoteTier {
 
     /// The entry of `key` from the remote, `None` on a miss or a failure.
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
-        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable()) {
+        if let Some(reapi) = &self.reapi {
+            if !self.usable() {
+                return None;
+            }
             return reapi.get(key).unwrap_or_else(|e| {
                 self.failed("lookup failed (treated as a miss)", &e);
                 None
@@ -104,7 +110,10 @@ impl RemoteTier {
 
     /// Uploads an encoded entry; a failure is a warning.
     pub fn put(&self, key: &str, bytes: Arc<Vec<u8>>) {
-        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable()) {
+        if let Some(reapi) = &self.reapi {
+            if !self.usable() {
+                return;
+            }
             if let Err(e) = reapi.put(key, &bytes) {
                 self.failed("upload failed", &e);
             }
@@ -118,7 +127,10 @@ impl RemoteTier {
 
     /// Which keys the remote holds (batched); all `false` on a failure.
     pub fn exists(&self, keys: &[String]) -> Vec<bool> {
-        if let Some(reapi) = self.reapi.as_ref().filter(|_| self.usable() && !keys.is_empty()) {
+        if let Some(reapi) = &self.reapi {
+            if !self.usable() || keys.is_empty() {
+                return vec![false; keys.len()];
+            }
             return reapi.exists(keys).unwrap_or_else(|e| {
                 self.failed("lookup failed (treated as a miss)", &e);
                 vec![false; keys.len()]

@@ -59,9 +59,9 @@ impl ReapiTier {
     /// verify (with a warning), `Err` when the server failed.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
         let client = self.client()?;
-        let key = CacheKey(key.to_string());
+        let lookup = CacheKey(key.to_string());
         let signing_key = self.signing_key.clone();
-        let found = Reapi::block(async move { fetch(&client, &key, signing_key.as_deref()).await })?;
+        let found = Reapi::block(async move { fetch(&client, &lookup, signing_key.as_deref()).await })?;
         match found {
             Fetched::Hit(bytes, moved) => {
                 self.bytes_down.fetch_add(moved, Ordering::Relaxed);
@@ -70,7 +70,8 @@ impl ReapiTier {
             }
             Fetched::Miss => Ok(None),
             Fetched::Untrusted(why) => {
-                eprintln!("vx: warning: the REAPI cache entry for this task was not used: {why}; running the task");
+                let short = key.get(..16).unwrap_or(key);
+                eprintln!("vx: warning: the REAPI cache entry {short} was not used: {why}; running its task");
                 Ok(None)
             }
         }

@@ -44,6 +44,16 @@ impl std::fmt::Display for RemoteError {
 }
 
 impl RemoteError {
+    /// The same error with `where` in front (the endpoint, for warnings).
+    pub fn at(self, place: &str) -> RemoteError {
+        let put = |m: String| if m.contains(place) { m } else { format!("{place}: {m}") };
+        match self {
+            RemoteError::Unavailable(m) => RemoteError::Unavailable(put(m)),
+            RemoteError::Refused(m) => RemoteError::Refused(put(m)),
+            RemoteError::Invalid(m) => RemoteError::Invalid(put(m)),
+        }
+    }
+
     /// Classifies a gRPC status from a call named `what`.
     pub fn from_status(what: &str, status: &tonic::Status) -> RemoteError {
         use tonic::Code;
@@ -120,6 +130,10 @@ impl Reapi {
         let mut ep = Endpoint::from_shared(uri)
             .map_err(|e| RemoteError::Refused(format!("[remote] endpoint `{endpoint}`: {e}")))?
             .connect_timeout(CONNECT_TIMEOUT)
+            // A deadline the client enforces itself (grpc-timeout alone is
+            // up to the server); for a streamed call it bounds the wait for
+            // the response to start, not the stream.
+            .timeout(settings.timeout)
             .tcp_nodelay(true);
         if tls {
             ep = ep

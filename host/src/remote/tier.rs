@@ -61,7 +61,9 @@ impl ReapiTier {
         let client = self.client()?;
         let lookup = CacheKey(key.to_string());
         let signing_key = self.signing_key.clone();
-        let found = Reapi::block(async move { fetch(&client, &lookup, signing_key.as_deref()).await })?;
+        let endpoint = client.endpoint.clone();
+        let found = Reapi::block(async move { fetch(&client, &lookup, signing_key.as_deref()).await })
+            .map_err(|e| e.at(&endpoint))?;
         match found {
             Fetched::Hit(bytes, moved) => {
                 self.bytes_down.fetch_add(moved, Ordering::Relaxed);
@@ -94,7 +96,9 @@ impl ReapiTier {
         let (result, entry_blobs) = to_result(client.caps.digest, &action, &key, bytes, self.signing_key.as_deref())
             .map_err(RemoteError::Invalid)?;
         blobs.extend(entry_blobs);
-        let outcome = Reapi::block(async move { store(&client, action, result, blobs).await });
+        let endpoint = client.endpoint.clone();
+        let outcome =
+            Reapi::block(async move { store(&client, action, result, blobs).await }).map_err(|e| e.at(&endpoint));
         match outcome {
             Ok(sent) => {
                 self.bytes_up.fetch_add(sent, Ordering::Relaxed);

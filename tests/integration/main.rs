@@ -22,6 +22,7 @@ mod picker;
 mod plan_views;
 mod plugins;
 mod reapi_cache;
+mod reapi_exec;
 mod selection;
 mod upgrade;
 mod watch;

@@ -58,6 +58,8 @@ struct Running {
     lease: rw::Lease,
     /// The action's process group, once started (to stop it on cancel).
     pgid: Arc<std::sync::Mutex<Option<i32>>>,
+    /// The lease's directory, removed when the lease ends or is cancelled.
+    dir: PathBuf,
     handle: tokio::task::JoinHandle<Status>,
     result: Option<(Status, Option<re::ActionResult>)>,
 }
@@ -73,7 +75,20 @@ pub async fn run_worker(
     let done = Arc::new(Notify::new());
     let results: Finished = Arc::default();
     let mut running: HashMap<String, Running> = HashMap::new();
+    let start_fresh = |leases: &[rw::Lease], running: &mut HashMap<String, Running>| {
+        for lease in leases {
+            let fresh = lease.state == rw::LeaseState::Active as i32 || lease.state == rw::LeaseState::Pending as i32;
+            if fresh && !running.contains_key(&lease.id) {
+                let r = start_lease(lease.clone(), &cas, &opts, &groups, results.clone(), done.clone());
+                running.insert(lease.id.clone(), r);
+            }
+        }
+    };
+    // CreateBotSession long-polls for work like UpdateBotSession and may
+    // return holding leases, which the server sends only once: a lease
+    // dropped here stayed assigned to this bot and never ran.
     let mut session = create_session(&mut bots, &cas, &opts).await?;
+    start_fresh(&session.leases, &mut running);
     eprintln!(
         "vx worker: {} joined {} as {} (capacity {})",
         opts.bot_id, opts.remote.endpoint, session.name, opts.concurrency
@@ -102,18 +117,11 @@ pub async fn run_worker(
                 for (id, r) in &running {
                     if !listed.contains(id.as_str()) {
                         eprintln!("vx worker: lease {id} was cancelled; stopping it");
-                        stop_lease(r);
+                        stop_lease(r, &groups);
                     }
                 }
                 running.retain(|id, _| listed.contains(id.as_str()));
-                for lease in &answered.leases {
-                    let fresh =
-                        lease.state == rw::LeaseState::Active as i32 || lease.state == rw::LeaseState::Pending as i32;
-                    if fresh && !running.contains_key(&lease.id) {
-                        let r = start_lease(lease.clone(), &cas, &opts, &groups, results.clone(), done.clone());
-                        running.insert(lease.id.clone(), r);
-                    }
-                }
+                start_fresh(&answered.leases, &mut running);
                 session.version = answered.version.clone();
                 session.expire_time = answered.expire_time;
             }
@@ -122,10 +130,11 @@ pub async fn run_worker(
                 // its leases went back to the queue, so stop them and rejoin.
                 eprintln!("vx worker: the server dropped the session ({}); rejoining", s.message());
                 for r in running.values() {
-                    stop_lease(r);
+                    stop_lease(r, &groups);
                 }
                 running.clear();
                 session = create_session(&mut bots, &cas, &opts).await?;
+                start_fresh(&session.leases, &mut running);
             }
             Err(s) => {
                 eprintln!("vx worker: {}; retrying", RemoteError::from_status("UpdateBotSession", &s));
@@ -185,11 +194,20 @@ fn lease_report(r: &Running) -> rw::Lease {
     lease
 }
 
-fn stop_lease(r: &Running) {
-    if let Some(pgid) = *r.pgid.lock().expect("pgid lock poisoned") {
-        tokio::spawn(stop_group(pgid, grace_period()));
-    }
+/// Stops a cancelled lease: aborting its task skips the task's own
+/// cleanup, so the group is unregistered and the directory removed here
+/// (a long-running worker otherwise kept every cancelled input root).
+fn stop_lease(r: &Running, groups: &Groups) {
     r.handle.abort();
+    let pgid = *r.pgid.lock().expect("pgid lock poisoned");
+    let (dir, groups) = (r.dir.clone(), groups.clone());
+    tokio::spawn(async move {
+        if let Some(pgid) = pgid {
+            stop_group(pgid, grace_period()).await;
+            groups.unregister(pgid);
+        }
+        let _ = tokio::fs::remove_dir_all(&dir).await;
+    });
 }
 
 /// Stops every action and hands its lease back for another worker.
@@ -242,6 +260,7 @@ fn start_lease(
     let pgid = Arc::new(std::sync::Mutex::new(None));
     let (cas, groups, id, payload) = (cas.clone(), groups.clone(), lease.id.clone(), lease.payload.clone());
     let dir = opts.work_dir.join(format!("lease-{}", sanitize(&lease.id)));
+    let lease_dir = dir.clone();
     let (bot_id, pgid_slot) = (opts.bot_id.clone(), pgid.clone());
     let handle = tokio::spawn(async move {
         let outcome = match run_action(&cas, payload, &dir, &groups, &pgid_slot, &bot_id).await {
@@ -261,7 +280,7 @@ fn start_lease(
         done.notify_one();
         code
     });
-    Running { lease, pgid, handle, result: None }
+    Running { lease, pgid, dir: lease_dir, handle, result: None }
 }
 
 fn sanitize(id: &str) -> String {

@@ -78,6 +78,9 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "host".into());
     let bot_id = args.bot_id.unwrap_or_else(|| format!("vx-{}-{}", host.trim(), std::process::id()));
+    // Only a directory vx made up is removed at exit; a --work-dir the user
+    // named is theirs (each lease's own directory inside it is removed).
+    let own_dir = args.work_dir.is_none();
     let work_dir =
         args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("vx-worker-{}", std::process::id())));
     std::fs::create_dir_all(&work_dir).map_err(|e| Error::io(format_args!("create {}", work_dir.display()), e))?;
@@ -112,6 +115,8 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
         })
     });
     groups.close_guard();
-    let _ = std::fs::remove_dir_all(&work_dir);
+    if own_dir {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
     outcome.map(|()| 0)
 }

@@ -23,6 +23,9 @@ use super::re;
 use super::tree::{TreeFile, TreeLink, build, tree_entries};
 use crate::cache::{check_link, check_no_link_on_the_way, check_relative};
 
+/// How long a cancelled execution waits for the operation's name.
+const FIRST_MESSAGE_WAIT: Duration = Duration::from_secs(5);
+
 /// Everything one task needs to run remotely.
 #[derive(Debug, Clone)]
 pub struct RemoteSpec {
@@ -190,6 +193,14 @@ impl Reapi {
             let next = tokio::select! {
                 next = stream.next() => next,
                 () = &mut cancel => {
+                    if name.is_empty() {
+                        // Cancelled before the server named the operation:
+                        // wait a little for its first message, or the
+                        // action would run on with nobody waiting for it.
+                        if let Ok(Some(Ok(op))) = tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await {
+                            name = op.name;
+                        }
+                    }
                     if !name.is_empty() {
                         self.cancel_operation(&name).await;
                     }

@@ -102,6 +102,12 @@ pub async fn run_worker(
             }
         }
         session.leases = running.values().map(lease_report).collect();
+        // Sent empty, the version never matches the server's, so BuildGrid
+        // resynchronises this bot's leases from its database on every call.
+        // Echoing it back lets BuildGrid 0.4.4 answer from the bot's own
+        // report on its fast path, and a lease assigned in between was seen
+        // to stay assigned to this bot without ever being delivered.
+        session.version = String::new();
         let mut req = cas.req(rw::UpdateBotSessionRequest {
             name: session.name.clone(),
             bot_session: Some(session.clone()),
@@ -122,7 +128,6 @@ pub async fn run_worker(
                 }
                 running.retain(|id, _| listed.contains(id.as_str()));
                 start_fresh(&answered.leases, &mut running);
-                session.version = answered.version.clone();
                 session.expire_time = answered.expire_time;
             }
             Err(s) if matches!(s.code(), tonic::Code::InvalidArgument | tonic::Code::NotFound) => {
@@ -262,7 +267,9 @@ fn start_lease(
     let dir = opts.work_dir.join(format!("lease-{}", sanitize(&lease.id)));
     let lease_dir = dir.clone();
     let (bot_id, pgid_slot) = (opts.bot_id.clone(), pgid.clone());
+    eprintln!("vx worker: lease {id}: started");
     let handle = tokio::spawn(async move {
+        let began = std::time::Instant::now();
         let outcome = match run_action(&cas, payload, &dir, &groups, &pgid_slot, &bot_id).await {
             Ok(result) => (status(tonic::Code::Ok, ""), Some(result)),
             Err(LeaseError::Timeout) => {
@@ -272,8 +279,11 @@ fn start_lease(
             Err(LeaseError::Bad(why)) => (status(tonic::Code::FailedPrecondition, &why), None),
         };
         let _ = tokio::fs::remove_dir_all(&dir).await;
-        if outcome.0.code != 0 {
-            eprintln!("vx worker: lease {id}: {}", outcome.0.message);
+        let took = began.elapsed().as_millis();
+        match (&outcome.0, &outcome.1) {
+            (s, _) if s.code != 0 => eprintln!("vx worker: lease {id}: {} after {took} ms", s.message),
+            (_, Some(r)) => eprintln!("vx worker: lease {id}: exit code {} in {took} ms", r.exit_code),
+            _ => {}
         }
         let code = outcome.0.clone();
         results.lock().await.insert(id, outcome);

@@ -9,8 +9,9 @@
 # 2. Remote execution: EXEC_PROJECTS projects built cold on two `vx worker`s
 #    (R) beside the same cold build run locally (L), alternating, every run
 #    with --force --cache off (BuildGrid's action cache is skipped too), so
-#    each run executes every task. Then one trivial task, remotely and
-#    locally, to show the fixed cost of one action.
+#    each run executes every task; then again with the client at
+#    --concurrency 4, the two workers' capacity. Then one trivial task,
+#    remotely and locally, to show the fixed cost of one action.
 #
 # Whole-process wall time, median of RUNS runs.
 #
@@ -87,6 +88,12 @@ $TIMER -n "$RUNS" --warmup 0 --timeout 3600 \
   -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off" \
   | tee "$WORK/reapi-exec.txt" | grep -E 'exit 0|wall'
 ratio "$WORK/reapi-exec.txt"
+echo "-- the same, remote at --concurrency 4 (the farm's capacity) (A) vs local (B)"
+$TIMER -n "$RUNS" --warmup 0 --timeout 3600 \
+  --vs "sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --force --cache off'" \
+  -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off --concurrency 4" \
+  | tee "$WORK/reapi-exec4.txt" | grep -E 'exit 0|wall'
+ratio "$WORK/reapi-exec4.txt"
 echo "-- one trivial action (p0000#build alone), remote (A) vs local (B)"
 $TIMER -n "$((RUNS * 2))" --warmup 1 --timeout 600 \
   --vs "sh -c 'exec \"$VX\" run p0000#build --force --cache off'" \

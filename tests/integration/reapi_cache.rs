@@ -576,3 +576,31 @@ fn an_exec_mode_server_also_serves_the_cache() {
     let out = run_ok(&env, &[], &[]);
     assert_all_remote_hits(&env, &out, 3);
 }
+
+#[test]
+fn dry_run_names_the_tier_each_hit_would_come_from() {
+    let server = BuildGrid::start();
+    let env = three(&server.remote_toml());
+    run_ok(&env, &[], &[]);
+    let statuses = |extra: &[&str]| -> BTreeMap<String, String> {
+        let mut args = vec!["run", "build", "--dry=json"];
+        args.extend_from_slice(extra);
+        let out = env.vx(&args);
+        out.assert_success();
+        let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("--dry=json is JSON");
+        plan["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .map(|t| (t["id"].as_str().unwrap().to_string(), t["cache_status"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    assert!(statuses(&[]).values().all(|s| s == "hit-local"), "{:?}", statuses(&[]));
+    forget_local(&env);
+    let remote = statuses(&[]);
+    assert_eq!(remote.len(), 3);
+    assert!(remote.values().all(|s| s == "hit-remote"), "an empty local cache, every entry on the server: {remote:?}");
+    let local_only = statuses(&["--cache", "local:rw"]);
+    assert!(local_only.values().all(|s| s == "miss"), "the server is not asked: {local_only:?}");
+    assert_eq!(ran(&env), Vec::<String>::new(), "--dry runs nothing");
+}

@@ -14,7 +14,7 @@ use crate::config::load_workspace;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::to_dot;
 use crate::report::{github_annotations, github_step_summary, markdown};
-use crate::run::{DryPlan, execute, plan, plan_keys, planned_status, predict};
+use crate::run::{DryPlan, execute, plan, plan_keys, planned_statuses, predict};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -107,18 +107,26 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     if let Some(json) = dry {
         let keys = plan_keys(&ws, &graph, &cache);
         cache.save_index();
+        let statuses = planned_statuses(&ws, &graph, &cache, &keys);
         let history = History::open(&state_dir(&ws).join("history.db")).ok();
         let etas: Vec<Option<std::time::Duration>> = (0..graph.len())
             .map(|n| {
-                let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
-                if planned_status(&cache, task.cache, &keys[n]) == "hit-local" {
+                if statuses[n].starts_with("hit-") {
                     return Some(std::time::Duration::ZERO);
                 }
                 history.as_ref().and_then(|h| h.p50(&graph.nodes[n].id.to_string()))
             })
             .collect();
         let prediction = predict(&graph, &etas, concurrency);
-        let dry = DryPlan { ws: &ws, graph: &graph, cache: &cache, keys: &keys, etas: &etas, prediction };
+        let dry = DryPlan {
+            ws: &ws,
+            graph: &graph,
+            cache: &cache,
+            keys: &keys,
+            statuses: &statuses,
+            etas: &etas,
+            prediction,
+        };
         let text = if json { dry.to_json() } else { dry.to_text() };
         print!("{text}");
         return Ok(0);

@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use super::eta::Prediction;
-use super::keys::{PlannedKey, planned_status};
+use super::keys::PlannedKey;
 use crate::cache::Cache;
 use crate::config::{Command, Workspace};
 use crate::graph::TaskGraph;
@@ -27,15 +27,17 @@ pub struct DryPlan<'a> {
     pub graph: &'a TaskGraph,
     pub cache: &'a Cache,
     pub keys: &'a [PlannedKey],
+    /// Each node's cache status (`planned_statuses`).
+    pub statuses: &'a [&'static str],
     /// Expected duration per node (`None`: no history); zero for a hit.
     pub etas: &'a [Option<std::time::Duration>],
     pub prediction: Prediction,
 }
 
 impl DryPlan<'_> {
-    fn key_fields(&self, n: usize, cacheable: bool) -> (Option<String>, &'static str, serde_json::Value) {
+    fn key_fields(&self, n: usize) -> (Option<String>, &'static str, serde_json::Value) {
         let key = &self.keys[n];
-        let status = planned_status(self.cache, cacheable, key);
+        let status = self.statuses[n];
         match key {
             Ok((key, manifest)) => (
                 Some(key.0.clone()),
@@ -61,7 +63,7 @@ impl DryPlan<'_> {
                 let node = &graph.nodes[n];
                 let project = &ws.projects[node.project];
                 let task = &project.tasks[&node.id.task];
-                let (key, status, components) = self.key_fields(n, task.cache);
+                let (key, status, components) = self.key_fields(n);
                 json!({
                     "id": node.id.to_string(),
                     "project": project.name,
@@ -105,7 +107,7 @@ impl DryPlan<'_> {
             let node = &graph.nodes[n];
             let project = &ws.projects[node.project];
             let task = &project.tasks[&node.id.task];
-            let (key, status, _) = self.key_fields(n, task.cache);
+            let (key, status, _) = self.key_fields(n);
             out.push_str(&format!("{}\n", node.id));
             out.push_str(&format!("  dir:        {}\n", project.rel_dir));
             out.push_str(&format!("  command:    {}\n", task.command));

@@ -55,7 +55,33 @@ fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<Plan
     cache.task_key(&ws.root, &project.dir, &node.id.to_string(), task, "", &deps)
 }
 
-/// `hit-local`, `miss` or `uncached`, as `--dry` shows it.
+/// Each node's cache status as `--dry` shows it: `hit-local`, `hit-remote`,
+/// `miss` or `uncached`. Local misses are looked up in the remote tier in
+/// one batch (`exists`), when the run may read it.
+pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[PlannedKey]) -> Vec<&'static str> {
+    let mut statuses: Vec<&'static str> = (0..graph.len())
+        .map(|n| {
+            let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
+            planned_status(cache, task.cache, &keys[n])
+        })
+        .collect();
+    let remote = cache.remote.as_ref().filter(|_| cache.mode.remote.read && !cache.force);
+    if let Some(remote) = remote {
+        let misses: Vec<usize> = (0..graph.len()).filter(|&n| statuses[n] == "miss").collect();
+        let asked: Vec<String> =
+            misses.iter().filter_map(|&n| keys[n].as_ref().ok().map(|(k, _)| k.0.clone())).collect();
+        if asked.len() == misses.len() {
+            for (&n, found) in misses.iter().zip(remote.exists(&asked)) {
+                if found {
+                    statuses[n] = "hit-remote";
+                }
+            }
+        }
+    }
+    statuses
+}
+
+/// `hit-local`, `miss` or `uncached` for one task, from the local store.
 pub fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> &'static str {
     match key {
         Ok((key, _)) if cacheable && cache.reads() => match cache.store.contains(key) {

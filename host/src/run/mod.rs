@@ -17,7 +17,7 @@ mod signals;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
-pub use keys::{PlannedKey, plan_keys, planned_status};
+pub use keys::{PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};
 pub use remote::REMOTE_EXECUTOR;

@@ -99,12 +99,8 @@ impl RemoteJob {
     /// What goes into the key for the executor: where it runs matters only
     /// through the instance and the platform.
     pub fn cache_identity(&self) -> String {
-        let platform: Vec<String> = self.client_platform().iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let platform: Vec<String> = self.client.platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!("remote:{}:{}", self.client.instance, platform.join(","))
-    }
-
-    fn client_platform(&self) -> std::collections::BTreeMap<String, String> {
-        self.client.platform.clone()
     }
 
     /// The input files: the task's own, the global inputs, and the outputs

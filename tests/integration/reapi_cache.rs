@@ -604,3 +604,41 @@ fn dry_run_names_the_tier_each_hit_would_come_from() {
     assert!(local_only.values().all(|s| s == "miss"), "the server is not asked: {local_only:?}");
     assert_eq!(ran(&env), Vec::<String>::new(), "--dry runs nothing");
 }
+
+#[test]
+fn a_tls_server_is_trusted_through_tls_ca_and_refused_without_it() {
+    let server = BuildGrid::start_tls();
+    let endpoint = server.endpoint().replace("grpc://", "grpcs://");
+    let ca = server.tls_ca();
+    let trusted = format!("\n[remote]\nendpoint = \"{endpoint}\"\ntls-ca = {}\n", toml_str(&ca.to_string_lossy()));
+    let env = three(&trusted);
+    let first = run_ok(&env, &[], &[]);
+    assert_eq!(warnings(&first), Vec::<&str>::new(), "{first}");
+    assert_eq!(traffic(&first).uploads, 3, "every entry went up over TLS\n{first}");
+    forget_local(&env);
+    let second = run_ok(&env, &[], &[]);
+    assert_all_remote_hits(&env, &second, 3);
+
+    // The same server without its CA: the certificate is not trusted, so
+    // nothing is read from it; the run goes on without the remote.
+    env.write("vx.toml", &format!("[workspace]\nprojects = [\"packages/*\"]\n[remote]\nendpoint = \"{endpoint}\"\n"));
+    forget_local(&env);
+    let untrusted = run_ok(&env, &[], &[]);
+    assert_all_ran(&env, &untrusted, &["a", "b", "c"]);
+    assert!(
+        warnings(&untrusted).iter().any(|w| w.contains("cannot reach the REAPI server")),
+        "the refused handshake is a warning\n{untrusted}"
+    );
+
+    // tls-ca with a plain endpoint is a mistake worth saying so.
+    env.write(
+        "vx.toml",
+        &format!(
+            "[workspace]\nprojects = [\"packages/*\"]\n[remote]\nendpoint = \"{}\"\ntls-ca = \"ca.pem\"\n",
+            server.endpoint()
+        ),
+    );
+    forget_local(&env);
+    let plain = run_ok(&env, &[], &[]);
+    assert!(plain.stderr.contains("write it as grpcs://"), "{plain}");
+}

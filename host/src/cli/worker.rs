@@ -41,6 +41,10 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
 
+    /// A PEM file of CA certificates to trust for a `grpcs://` endpoint.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+
     /// Where actions' input roots are made (default: a directory under the
     /// system's temporary directory).
     #[arg(long, value_name = "DIR")]
@@ -89,6 +93,7 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
             endpoint: args.endpoint,
             instance_name: args.instance_name,
             token_env: args.token_env,
+            tls_ca: args.tls_ca,
             headers: BTreeMap::new(),
             timeout: Duration::from_secs(60),
             platform: BTreeMap::new(),

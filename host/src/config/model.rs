@@ -164,6 +164,9 @@ pub struct RemoteSettings {
     pub instance_name: String,
     /// The variable holding a bearer token, sent as `authorization`.
     pub token_env: Option<String>,
+    /// A PEM file of CA certificates trusted for `grpcs://`, beside the
+    /// system's roots (a private CA or a self-signed server).
+    pub tls_ca: Option<PathBuf>,
     pub headers: BTreeMap<String, String>,
     /// Deadline of one call to the server.
     pub timeout: Duration,

@@ -43,6 +43,7 @@ pub struct RawRemote {
     pub endpoint: Spanned<String>,
     pub instance_name: Option<String>,
     pub token_env: Option<Spanned<String>>,
+    pub tls_ca: Option<Spanned<String>>,
     pub headers: Option<BTreeMap<String, String>>,
     pub timeout: Option<Spanned<String>>,
     pub platform: Option<BTreeMap<String, String>>,

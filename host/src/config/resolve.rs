@@ -177,7 +177,7 @@ fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSe
             (name.clone(), settings)
         })
         .collect::<BTreeMap<_, _>>();
-    let remote = raw.remote.as_ref().map(|r| remote_settings(source, r)).transpose()?;
+    let remote = raw.remote.as_ref().map(|r| remote_settings(root, source, r)).transpose()?;
     if let Some(name) = raw.cache.as_ref().and_then(|c| c.remote.as_ref()) {
         check_cache_remote(source, name, &plugins, remote.is_some())?;
     }
@@ -185,7 +185,7 @@ fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSe
 }
 
 /// `[remote]`, checked: a gRPC endpoint, a duration, a variable name.
-fn remote_settings(source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
+fn remote_settings(root: &Path, source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
     let endpoint = raw.endpoint.get_ref();
     let scheme_ok = ["grpc://", "grpcs://", "http://", "https://"].iter().any(|s| endpoint.starts_with(s));
     if !scheme_ok || endpoint.split_once("://").is_none_or(|(_, host)| host.is_empty()) {
@@ -208,6 +208,7 @@ fn remote_settings(source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
         endpoint: endpoint.clone(),
         instance_name: raw.instance_name.clone().unwrap_or_default(),
         token_env: raw.token_env.as_ref().map(|v| v.get_ref().clone()),
+        tls_ca: raw.tls_ca.as_ref().map(|p| root.join(p.get_ref())),
         headers: raw.headers.clone().unwrap_or_default(),
         timeout,
         platform: raw.platform.clone().unwrap_or_default(),

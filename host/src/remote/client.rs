@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
-use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::digest::DigestFn;
 use super::re;
@@ -136,9 +136,21 @@ impl Reapi {
             .timeout(settings.timeout)
             .tcp_nodelay(true);
         if tls {
-            ep = ep
-                .tls_config(ClientTlsConfig::new().with_native_roots())
-                .map_err(|e| RemoteError::Refused(format!("TLS for {endpoint}: {e}")))?;
+            let mut config = ClientTlsConfig::new().with_native_roots();
+            if let Some(path) = &settings.tls_ca {
+                let pem = std::fs::read(path).map_err(|e| {
+                    RemoteError::Refused(format!(
+                        "[remote] tls-ca: cannot read {}: {e}; point it at a PEM file of CA certificates",
+                        path.display()
+                    ))
+                })?;
+                config = config.ca_certificate(Certificate::from_pem(pem));
+            }
+            ep = ep.tls_config(config).map_err(|e| RemoteError::Refused(format!("TLS for {endpoint}: {e}")))?;
+        } else if settings.tls_ca.is_some() {
+            return Err(RemoteError::Refused(format!(
+                "[remote] tls-ca is set but endpoint `{endpoint}` is plain gRPC; write it as grpcs://"
+            )));
         }
         let channel = ep.connect().await.map_err(|e| {
             RemoteError::Unavailable(format!("cannot reach the REAPI server at {endpoint}: {}", source_chain(&e)))

@@ -32,6 +32,8 @@ enum Mode {
     Cache,
     /// `cache-readonly.yml`: the same, refusing action cache updates.
     CacheReadonly,
+    /// `cache-tls.yml`: `cache.yml` over TLS, with a throwaway CA.
+    CacheTls,
     /// `exec.yml`: the cache plus Execution, Operations and Bots, on PostgreSQL.
     Exec,
 }
@@ -41,6 +43,7 @@ impl Mode {
         match self {
             Mode::Cache => "cache",
             Mode::CacheReadonly => "cache-readonly",
+            Mode::CacheTls => "cache-tls",
             Mode::Exec => "exec",
         }
     }
@@ -71,6 +74,16 @@ impl BuildGrid {
     /// A cache server whose action cache refuses updates (`cache-readonly.yml`).
     pub fn start_readonly() -> BuildGrid {
         BuildGrid::launch(Mode::CacheReadonly)
+    }
+
+    /// A cache server over TLS (`cache-tls.yml`); its CA is [`Self::tls_ca`].
+    pub fn start_tls() -> BuildGrid {
+        BuildGrid::launch(Mode::CacheTls)
+    }
+
+    /// The CA certificate (PEM) a TLS server's certificate is signed by.
+    pub fn tls_ca(&self) -> PathBuf {
+        self.dir.join("tls/ca.pem")
     }
 
     /// A server with remote execution (`exec.yml`), its scheduler on a

@@ -87,6 +87,10 @@ pub async fn run_worker(
     // CreateBotSession long-polls for work like UpdateBotSession and may
     // return holding leases, which the server sends only once: a lease
     // dropped here stayed assigned to this bot and never ran.
+    eprintln!(
+        "vx worker: {} joining {} (the server may hold the first call for a few seconds)",
+        opts.bot_id, opts.remote.endpoint
+    );
     let mut session = create_session(&mut bots, &cas, &opts).await?;
     start_fresh(&session.leases, &mut running);
     eprintln!(

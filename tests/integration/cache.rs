@@ -1071,6 +1071,16 @@ fn max_size_keeps_the_most_recently_used_entries() {
         ok(&env, &["run", &format!("{p}#build")]);
     }
     assert_eq!(entry_files(&store(&env)).len(), 3, "three entries fit the budget");
+    // Last used hours ago, p0 first: a hit refreshes an entry idle for more
+    // than an hour (a recent one keeps its time, so cached runs write nothing).
+    for (i, p) in ["p0", "p1", "p2"].iter().enumerate() {
+        let used = SystemTime::now() - Duration::from_secs(3 * 3600 - 60 * i as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(entry_path(&store(&env), &key_of(&env, &format!("{p}#build"))))
+            .and_then(|f| f.set_modified(used))
+            .expect("age the entry");
+    }
     env.clear_log();
     // A hit makes p0 the most recently used; p1 is now the oldest.
     assert_all_hits(&env, &ok(&env, &["run", "p0#build"]), 1);

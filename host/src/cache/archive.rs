@@ -15,8 +15,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::entry::OutputFile;
-use super::hasher::FileHasher;
-use super::inputs::{GlobFilter, list_files};
+use super::hasher::{FileHasher, FileStat};
+use super::inputs::{FileRef, GlobFilter, list_files};
 
 /// How a restore went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,15 +33,15 @@ pub fn pack(project: &Path, outputs: &GlobFilter, hasher: &FileHasher) -> Result
     let mut tar = tar::Builder::new(encoder);
     let mut listed = Vec::with_capacity(files.len());
     for f in files {
-        let meta = std::fs::symlink_metadata(&f.abs).map_err(|e| format!("{}: {e}", f.rel))?;
+        let stat = stat_of(&f).map_err(|e| format!("{}: {e}", f.rel))?;
         let mut header = tar::Header::new_gnu();
         header.set_mtime(0);
         header.set_uid(0);
         header.set_gid(0);
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = stat.perm();
         header.set_mode(mode);
-        let hash = hasher.hash(&f.abs).map_err(|e| format!("{}: {e}", f.rel))?.to_hex().to_string();
-        let link = if meta.file_type().is_symlink() {
+        let hash = hasher.hash_stat(&f.abs, &stat).map_err(|e| format!("{}: {e}", f.rel))?.to_hex().to_string();
+        let link = if stat.is_symlink() {
             let target = std::fs::read_link(&f.abs).map_err(|e| format!("{}: {e}", f.rel))?;
             let target = target.to_string_lossy().into_owned();
             check_link(&f.rel, &target)?;
@@ -51,7 +51,7 @@ pub fn pack(project: &Path, outputs: &GlobFilter, hasher: &FileHasher) -> Result
             Some(target)
         } else {
             let file = std::fs::File::open(&f.abs).map_err(|e| format!("{}: {e}", f.rel))?;
-            header.set_size(meta.len());
+            header.set_size(stat.size);
             header.set_entry_type(tar::EntryType::Regular);
             tar.append_data(&mut header, &f.rel, file).map_err(|e| format!("{}: {e}", f.rel))?;
             None
@@ -108,13 +108,25 @@ pub fn unpack(
     Ok(Restored::Written)
 }
 
-fn already_there(on_disk: &[super::inputs::FileRef], expected: &[OutputFile], hasher: &FileHasher) -> bool {
+/// The `lstat` the walk took, or a fresh one.
+fn stat_of(f: &FileRef) -> std::io::Result<FileStat> {
+    match f.stat {
+        Some(stat) => Ok(stat),
+        None => std::fs::symlink_metadata(&f.abs).map(|m| FileStat::of(&m)),
+    }
+}
+
+/// Whether the files on disk are the entry's outputs: the same paths, and
+/// each the same content and mode (through the stat index, so an unchanged
+/// output is neither read nor stat'ed twice).
+fn already_there(on_disk: &[FileRef], expected: &[OutputFile], hasher: &FileHasher) -> bool {
     on_disk.len() == expected.len()
         && on_disk.iter().zip(expected).all(|(f, e)| {
             f.rel == e.path
-                && hasher.hash(&f.abs).is_ok_and(|h| h.to_hex().as_str() == e.hash)
-                && std::fs::symlink_metadata(&f.abs)
-                    .is_ok_and(|m| m.permissions().mode() & 0o7777 == e.mode || e.link.is_some())
+                && stat_of(f).is_ok_and(|stat| {
+                    (stat.perm() == e.mode || e.link.is_some())
+                        && hasher.hash_stat(&f.abs, &stat).is_ok_and(|h| h.to_hex().as_str() == e.hash)
+                })
         })
 }
 

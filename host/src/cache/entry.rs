@@ -96,11 +96,17 @@ impl Entry {
     }
 }
 
+/// A minimal header for tests of the store.
+#[cfg(test)]
+pub(crate) fn test_header(key: &CacheKey) -> EntryHeader {
+    tests::header(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn header(key: &CacheKey) -> EntryHeader {
+    pub(super) fn header(key: &CacheKey) -> EntryHeader {
         EntryHeader {
             key: key.clone(),
             task: "a#build".into(),

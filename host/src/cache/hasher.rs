@@ -30,14 +30,41 @@ struct Stat {
     ino: u64,
 }
 
-impl Stat {
-    fn of(meta: &std::fs::Metadata) -> Stat {
-        Stat {
+/// What one `lstat` says about a file: the index's [`Stat`] and the mode
+/// (type and permission bits). The walk that lists a task's files takes it
+/// relative to the directory it is reading, and hands it on, so each file
+/// is stat'ed once per look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileStat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+    pub mode: u32,
+}
+
+impl FileStat {
+    pub fn of(meta: &std::fs::Metadata) -> FileStat {
+        FileStat {
             size: meta.size(),
             mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
             ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
             ino: meta.ino(),
+            mode: meta.mode(),
         }
+    }
+
+    pub fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
+    }
+
+    /// The permission bits, as archives keep them.
+    pub fn perm(&self) -> u32 {
+        self.mode & 0o7777
+    }
+
+    fn index_stat(&self) -> Stat {
+        Stat { size: self.size, mtime_ns: self.mtime_ns, ctime_ns: self.ctime_ns, ino: self.ino }
     }
 }
 
@@ -59,25 +86,29 @@ impl FileHasher {
     /// The BLAKE3 of a file's content; a symbolic link is hashed as its
     /// target path, never followed.
     pub fn hash(&self, path: &Path) -> std::io::Result<blake3::Hash> {
-        let meta = std::fs::symlink_metadata(path)?;
-        let stat = Stat::of(&meta);
+        self.hash_stat(path, &FileStat::of(&std::fs::symlink_metadata(path)?))
+    }
+
+    /// Like [`FileHasher::hash`], with the file's `lstat` already taken.
+    pub fn hash_stat(&self, path: &Path, file: &FileStat) -> std::io::Result<blake3::Hash> {
+        let stat = file.index_stat();
         if let Some((known, hash)) = self.index.read().expect("hash index poisoned").get(path)
             && *known == stat
         {
             return Ok(*hash);
         }
-        let hash = if meta.file_type().is_symlink() {
+        let hash = if file.is_symlink() {
             let target = std::fs::read_link(path)?;
             let mut h = blake3::Hasher::new();
             h.update(b"symlink\0");
             h.update(target.as_os_str().as_encoded_bytes());
             h.finalize()
-        } else if meta.len() >= MMAP_THRESHOLD {
+        } else if file.size >= MMAP_THRESHOLD {
             let mut h = blake3::Hasher::new();
             h.update_mmap(path)?;
             h.finalize()
         } else {
-            let mut buf = Vec::with_capacity(meta.len() as usize);
+            let mut buf = Vec::with_capacity(file.size as usize);
             std::fs::File::open(path)?.read_to_end(&mut buf)?;
             blake3::hash(&buf)
         };

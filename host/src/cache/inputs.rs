@@ -8,18 +8,20 @@
 //! task with narrow inputs never lists the whole project.
 
 use std::path::{Path, PathBuf};
-
 use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use super::hasher::FileStat;
+
 /// A file under a base directory: its path relative to that directory
-/// (with `/`) and its absolute path.
+/// (with `/`), its absolute path, and its `lstat` when the walk took one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FileRef {
     pub rel: String,
     pub abs: PathBuf,
+    pub stat: Option<FileStat>,
 }
 
 /// Compiled `include` / `exclude` glob lists relative to one directory.
@@ -86,66 +88,177 @@ impl GlobFilter {
     }
 }
 
-/// Lists the files under `base` that pass `filter`, sorted.
+/// Lists the files under `base` that pass `filter`, sorted, each with its
+/// `lstat`.
 ///
-/// `respect_ignore` applies `.gitignore`/`.ignore` (inputs); outputs are
-/// usually ignored by git, so they are listed without it. `skip_dirs` are
-/// absolute directories never entered (nested projects).
+/// `ignores` (for inputs) is the chain of parsed ignore files from the
+/// workspace root down to and including `base`; ignore files inside the
+/// walked tree are read as the walk meets them. Outputs are usually ignored
+/// by git, so they are listed without (`None`). `skip_dirs` are absolute
+/// directories never entered (nested projects).
 pub fn list_files(
     base: &Path,
     filter: &GlobFilter,
     ignores: Option<&Arc<Vec<Gitignore>>>,
     skip_dirs: &[PathBuf],
 ) -> Vec<FileRef> {
-    let respect_ignore = ignores.is_some();
     let mut out = Vec::new();
     for root in &filter.roots {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
         let Ok(meta) = std::fs::symlink_metadata(&start) else { continue };
         if !meta.is_dir() {
             if filter.matches(root) {
-                out.push(FileRef { rel: root.clone(), abs: start });
+                out.push(FileRef { rel: root.clone(), abs: start, stat: Some(FileStat::of(&meta)) });
             }
             continue;
         }
-        let skip = skip_dirs.to_vec();
-        let ancestors = ignores.cloned();
-        // Ignore files inside the walked tree are read by the walker; those
-        // above it come pre-parsed (`ancestors`), so a run with hundreds of
-        // tasks parses the root `.gitignore` once, not once per task.
-        let walker = ignore::WalkBuilder::new(&start)
-            .standard_filters(false)
-            .hidden(false)
-            .git_ignore(respect_ignore)
-            .ignore(respect_ignore)
-            .parents(false)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(move |e| {
-                let name = e.file_name();
-                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                if is_dir
-                    && (name == ".git" || name == ".vx" || name == "node_modules" || skip.iter().any(|s| s == e.path()))
-                {
-                    return false;
-                }
-                !ancestors.as_ref().is_some_and(|a| ignored_by(a, e.path(), is_dir))
-            })
-            .build();
-        for entry in walker.flatten() {
-            if entry.file_type().is_some_and(|t| t.is_dir()) {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(base) else { continue };
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            if filter.matches(&rel) {
-                out.push(FileRef { rel, abs: entry.path().to_path_buf() });
-            }
-        }
+        let walk = Walk { base, filter, respect_ignore: ignores.is_some(), skip_dirs };
+        let chain = ignores.cloned().unwrap_or_default();
+        // The chain already holds `base`'s own ignore files.
+        let own_read = root.is_empty();
+        walk.run(DirJob { dir: start, chain, own_read }, &mut out);
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// Directory entries seen before a walk spreads over several threads: a
+/// project's few files stay on the calling thread (a run keys many tasks
+/// side by side already); a tree of thousands gets every core.
+const PARALLEL_AFTER: usize = 2048;
+
+/// One walk of one literal prefix.
+///
+/// It is `read_dir` and, for each file that passes the filter, one `lstat`
+/// relative to the open directory (std's `DirEntry::metadata`), which the
+/// hasher then uses instead of its own. The `ignore` crate's walker cost a
+/// `getcwd`, a `realpath` and two failed stats for absent ignore files per
+/// walk, and a second stat per file in the hasher; a fully cached run walks
+/// once per task.
+struct Walk<'a> {
+    base: &'a Path,
+    filter: &'a GlobFilter,
+    respect_ignore: bool,
+    skip_dirs: &'a [PathBuf],
+}
+
+struct DirJob {
+    dir: PathBuf,
+    chain: Arc<Vec<Gitignore>>,
+    /// Whether the chain already holds this directory's ignore files.
+    own_read: bool,
+}
+
+impl Walk<'_> {
+    fn run(&self, first: DirJob, out: &mut Vec<FileRef>) {
+        let mut queue = vec![first];
+        let mut seen = 0;
+        while let Some(job) = queue.pop() {
+            seen += self.read_dir(job, out, &mut queue);
+            if seen >= PARALLEL_AFTER && queue.len() >= 2 && crate::sys::cores() > 1 {
+                self.run_parallel(queue, out);
+                return;
+            }
+        }
+    }
+
+    /// Drains `queue` on up to one thread per core; each thread takes a
+    /// directory, lists it, and queues the directories it finds.
+    fn run_parallel(&self, queue: Vec<DirJob>, out: &mut Vec<FileRef>) {
+        use std::sync::{Condvar, Mutex};
+        struct Shared {
+            queue: Vec<DirJob>,
+            busy: usize,
+        }
+        let shared = Mutex::new(Shared { queue, busy: 0 });
+        let wake = Condvar::new();
+        let worker = || {
+            let mut found = Vec::new();
+            let mut more = Vec::new();
+            let mut state = shared.lock().expect("walk queue poisoned");
+            loop {
+                if let Some(job) = state.queue.pop() {
+                    state.busy += 1;
+                    drop(state);
+                    self.read_dir(job, &mut found, &mut more);
+                    state = shared.lock().expect("walk queue poisoned");
+                    state.busy -= 1;
+                    if !more.is_empty() {
+                        state.queue.append(&mut more);
+                        wake.notify_all();
+                    } else if state.busy == 0 && state.queue.is_empty() {
+                        wake.notify_all();
+                    }
+                } else if state.busy == 0 {
+                    return found;
+                } else {
+                    state = wake.wait(state).expect("walk queue poisoned");
+                }
+            }
+        };
+        let threads = crate::sys::cores().min(shared.lock().expect("walk queue poisoned").queue.len());
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
+            out.extend(worker());
+            for h in helpers {
+                out.extend(h.join().expect("walk thread panicked"));
+            }
+        });
+    }
+
+    /// Lists one directory: files that pass the filter go to `out`, the
+    /// directories to enter to `queue`. Returns the number of entries.
+    fn read_dir(&self, job: DirJob, out: &mut Vec<FileRef>, queue: &mut Vec<DirJob>) -> usize {
+        let Ok(entries) = std::fs::read_dir(&job.dir) else { return 0 };
+        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        let mut chain = job.chain;
+        if self.respect_ignore && !job.own_read {
+            let has = |name: &str| entries.iter().any(|e| e.file_name() == name);
+            let own: Vec<Gitignore> = [".gitignore", ".ignore"]
+                .into_iter()
+                .filter(|name| has(name))
+                .filter_map(|name| {
+                    let mut b = GitignoreBuilder::new(&job.dir);
+                    b.add(job.dir.join(name));
+                    b.build().ok()
+                })
+                .collect();
+            if !own.is_empty() {
+                let mut longer = Vec::with_capacity(chain.len() + own.len());
+                longer.extend(chain.iter().cloned());
+                longer.extend(own);
+                chain = Arc::new(longer);
+            }
+        }
+        for entry in &entries {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            let is_dir = kind.is_dir();
+            if is_dir {
+                let name = entry.file_name();
+                if name == ".git" || name == ".vx" || name == "node_modules" || self.skip_dirs.contains(&path) {
+                    continue;
+                }
+            }
+            if self.respect_ignore && ignored_by(&chain, &path, is_dir) {
+                continue;
+            }
+            if is_dir {
+                queue.push(DirJob { dir: path, chain: chain.clone(), own_read: false });
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(self.base) else { continue };
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if !self.filter.matches(&rel) {
+                continue;
+            }
+            // A file removed since the listing is simply not there.
+            let Ok(meta) = entry.metadata() else { continue };
+            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)) });
+        }
+        entries.len()
+    }
 }
 
 /// Whether the deepest ignore file that has an opinion on `path` ignores it.
@@ -203,5 +316,61 @@ mod tests {
         assert!(f.matches("src/a.ts"));
         assert!(!f.matches("src/a.test.ts"));
         assert!(!f.matches("lib/a.ts"));
+    }
+
+    #[test]
+    fn walk_honours_ignore_files_met_on_the_way_and_stats_each_file() {
+        let dir = std::env::temp_dir().join(format!("vx-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // Enough files that the walk spreads over threads.
+        for d in 0..8 {
+            for f in 0..400 {
+                write(&format!("src/d{d}/f{f}.txt"), "x");
+            }
+        }
+        write("src/d0/keep.log", "log");
+        write("src/d1/.gitignore", "*.log\n");
+        write("src/d1/a.log", "log");
+        write("src/d1/sub/b.log", "log");
+        write("src/d2/.ignore", "f1*.txt\n!f10.txt\n");
+        write("src/node_modules/x.txt", "x");
+        write("src/nested/y.txt", "y");
+        write("top.log", "log");
+        std::os::unix::fs::symlink("d0", dir.join("src/link")).unwrap();
+        let mut root = GitignoreBuilder::new(&dir);
+        root.add_line(None, "top.log").unwrap();
+        let chain = Arc::new(vec![root.build().unwrap()]);
+
+        let filter = GlobFilter::new(None, &[]).unwrap();
+        let files = list_files(&dir, &filter, Some(&chain), &[dir.join("src/nested")]);
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert!(rels.contains(&"src/d0/keep.log"));
+        assert!(
+            !rels.iter().any(|r| r.starts_with("src/d1/") && r.ends_with(".log")),
+            "a walked .gitignore applies below it"
+        );
+        assert!(rels.contains(&"src/d2/f10.txt") && !rels.contains(&"src/d2/f11.txt"), ".ignore and its negation");
+        assert!(rels.contains(&"src/d2/f2.txt"));
+        assert!(!rels.iter().any(|r| r.contains("node_modules") || r.contains("nested") || *r == "top.log"));
+        assert!(rels.contains(&"src/link"), "a link to a directory is a file, not followed");
+        assert!(rels.windows(2).all(|w| w[0] < w[1]), "sorted, no duplicates");
+        let expected = 8 * 400 + 1 + 2 - 111 + 1 + 1;
+        assert_eq!(files.len(), expected);
+        for f in &files {
+            let stat = f.stat.expect("the walk stats each listed file");
+            let meta = std::fs::symlink_metadata(&f.abs).unwrap();
+            assert_eq!(stat, FileStat::of(&meta), "{}", f.rel);
+        }
+        let link = files.iter().find(|f| f.rel == "src/link").unwrap();
+        assert!(link.stat.unwrap().is_symlink());
+
+        let unignored = list_files(&dir, &filter, None, &[]);
+        assert!(unignored.iter().any(|f| f.rel == "top.log") && unignored.iter().any(|f| f.rel == "src/d1/a.log"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

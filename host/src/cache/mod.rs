@@ -36,7 +36,7 @@ pub use diff::{Change, diff_manifests};
 pub use entry::{Entry, EntryHeader, OutputFile};
 pub use hasher::FileHasher;
 pub use history::{History, Invocation, TaskRunRecord};
-pub use inputs::{GlobFilter, list_files};
+pub use inputs::{FileRef, GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use remote::RemoteTier;
@@ -66,7 +66,13 @@ pub struct Cache {
     root: PathBuf,
     /// Parsed ignore files, shared by every task of the run.
     ignores: std::sync::Mutex<IgnoreCache>,
+    /// Compiled glob filters by (patterns, excludes), shared likewise.
+    filters: std::sync::Mutex<FilterCache>,
+    /// Whether this run put an entry in the local store.
+    wrote: std::sync::atomic::AtomicBool,
 }
+
+type FilterCache = std::collections::HashMap<(Option<Vec<String>>, Vec<String>), Arc<GlobFilter>>;
 
 /// Ignore files read during a run: each directory's own, and the chain
 /// above each walked directory.
@@ -100,6 +106,8 @@ impl Cache {
             remote: None,
             root: ws.root.clone(),
             ignores: std::sync::Mutex::default(),
+            filters: std::sync::Mutex::default(),
+            wrote: std::sync::atomic::AtomicBool::new(false),
         };
         // A `[remote]` table makes the REAPI server the remote tier unless
         // `[cache] remote` names a plugin.
@@ -140,7 +148,7 @@ impl Cache {
         list_files(&ws.root, &filter, Some(&self.ignores_for(&ws.root)), &[])
             .into_iter()
             .map(|f| {
-                let hash = self.hasher.hash(&f.abs).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
+                let hash = self.hash_ref(&f).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
                 Ok((f.rel, hash))
             })
             .collect()
@@ -171,30 +179,52 @@ impl Cache {
         self.global.iter().map(|(rel, _)| rel.clone()).collect()
     }
 
+    /// The glob filter for `patterns` minus `excludes`, compiled once per
+    /// run: hundreds of tasks usually share a handful of glob lists, and
+    /// compiling one costs more than walking a small project.
+    fn filter(&self, patterns: Option<&[String]>, excludes: &[String]) -> Result<Arc<GlobFilter>, String> {
+        let id = (patterns.map(<[String]>::to_vec), excludes.to_vec());
+        if let Some(found) = self.filters.lock().expect("filters lock poisoned").get(&id) {
+            return Ok(found.clone());
+        }
+        let filter = Arc::new(GlobFilter::new(patterns, excludes)?);
+        self.filters.lock().expect("filters lock poisoned").insert(id, filter.clone());
+        Ok(filter)
+    }
+
     /// The input files of a task in `project_dir` (workspace-relative paths).
     pub fn input_files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, String> {
-        let filter = GlobFilter::new(task.inputs.as_deref(), &task.outputs)?;
+        Ok(self.input_refs(root, project_dir, task)?.into_iter().map(|f| (f.rel, f.abs)).collect())
+    }
+
+    /// [`Cache::input_files`] with the `lstat` the walk took of each.
+    fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, String> {
+        let filter = self.filter(task.inputs.as_deref(), &task.outputs)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
-        Ok(list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested)
-            .into_iter()
-            .map(|f| {
-                let rel = if prefix.as_os_str().is_empty() {
-                    f.rel
-                } else {
-                    format!("{}/{}", prefix.to_string_lossy(), f.rel)
-                };
-                (rel, f.abs)
-            })
-            .collect())
+        let mut files = list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
+        if !prefix.as_os_str().is_empty() {
+            let prefix = prefix.to_string_lossy();
+            for f in &mut files {
+                f.rel = format!("{prefix}/{}", f.rel);
+            }
+        }
+        Ok(files)
+    }
+
+    fn hash_ref(&self, f: &FileRef) -> std::io::Result<blake3::Hash> {
+        match &f.stat {
+            Some(stat) => self.hasher.hash_stat(&f.abs, stat),
+            None => self.hasher.hash(&f.abs),
+        }
     }
 
     /// Hashes files, on several threads when there are many (a task of a
     /// large project; tasks themselves already run side by side).
-    fn hash_all(&self, files: Vec<(String, PathBuf)>) -> Result<Vec<(String, blake3::Hash)>, String> {
+    fn hash_all(&self, files: Vec<FileRef>) -> Result<Vec<(String, blake3::Hash)>, String> {
         const PER_THREAD: usize = 512;
-        let hash_one = |(rel, abs): &(String, PathBuf)| {
-            self.hasher.hash(abs).map(|h| (rel.clone(), h)).map_err(|e| format!("could not hash {rel}: {e}"))
+        let hash_one = |f: &FileRef| {
+            self.hash_ref(f).map(|h| (f.rel.clone(), h)).map_err(|e| format!("could not hash {}: {e}", f.rel))
         };
         let threads = crate::sys::cores().min(files.len() / PER_THREAD);
         if threads <= 1 {
@@ -224,7 +254,7 @@ impl Cache {
         executor_config: &str,
         deps: &[(String, CacheKey)],
     ) -> Result<(CacheKey, KeyManifest), String> {
-        let files = self.hash_all(self.input_files(root, project_dir, task)?)?;
+        let files = self.hash_all(self.input_refs(root, project_dir, task)?)?;
         let env: Vec<(String, Option<String>)> =
             task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
         let mut deps = deps.to_vec();
@@ -261,10 +291,11 @@ impl Cache {
         let Some(bytes) = remote.get(&key.0) else { return (Lookup::Miss, false) };
         match Entry::decode(&bytes, key) {
             Ok(entry) => {
-                if self.mode.local.write
-                    && let Err(e) = self.store.put(key, &bytes)
-                {
-                    eprintln!("vx: warning: could not keep a remote cache hit locally: {e}");
+                if self.mode.local.write {
+                    match self.store.put(key, &bytes) {
+                        Ok(()) => self.wrote.store(true, std::sync::atomic::Ordering::Relaxed),
+                        Err(e) => eprintln!("vx: warning: could not keep a remote cache hit locally: {e}"),
+                    }
                 }
                 (Lookup::Hit(Box::new(entry)), true)
             }
@@ -283,7 +314,7 @@ impl Cache {
         if task.outputs.is_empty() && entry.header.outputs.is_empty() {
             return Ok(Restored::AlreadyThere);
         }
-        let outputs = GlobFilter::new(Some(&task.outputs), &[])?;
+        let outputs = self.filter(Some(&task.outputs), &[])?;
         archive::unpack(project_dir, &outputs, &entry.archive, &entry.header.outputs, &self.hasher)
     }
 
@@ -300,7 +331,7 @@ impl Cache {
         let (archive, outputs) = if task.outputs.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            let filter = GlobFilter::new(Some(&task.outputs), &[])?;
+            let filter = self.filter(Some(&task.outputs), &[])?;
             archive::pack(project_dir, &filter, &self.hasher)?
         };
         let header = EntryHeader {
@@ -324,17 +355,21 @@ impl Cache {
         if !self.mode.local.write {
             return Ok(());
         }
-        self.store.put(key, &bytes).map_err(|e| format!("could not write the cache entry: {e}"))
+        self.store.put(key, &bytes).map_err(|e| format!("could not write the cache entry: {e}"))?;
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
-    /// Saves the stat index and applies retention if the store is over
-    /// budget. Failures here only cost speed next time, so they warn.
+    /// Saves the stat index and, after a run that wrote entries, applies
+    /// retention if the store is over budget (a run that only hit adds
+    /// nothing, so it does not list the store). Failures here only cost
+    /// speed next time, so they warn.
     pub fn finish(&self) {
         self.save_index();
         if let Some(remote) = &self.remote {
             remote.finish();
         }
-        if self.mode.local.write && self.store.stats().bytes > self.max_size {
+        if self.wrote.load(std::sync::atomic::Ordering::Relaxed) && self.store.stats().bytes > self.max_size {
             self.store.gc(self.max_size, self.max_age);
         }
     }

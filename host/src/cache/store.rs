@@ -31,6 +31,36 @@ pub enum Lookup {
     Corrupt(String),
 }
 
+/// A hit refreshes an entry's mtime (its last use, for LRU) only when the
+/// last refresh is older than this: a fully cached run then writes nothing
+/// to the store, and retention, which counts in days, still sees every
+/// entry's last use to within this much.
+pub const TOUCH_AFTER: Duration = Duration::from_secs(3600);
+
+/// Reads an entry through one open file: its bytes, the file, and its mtime.
+fn read_entry(path: &Path) -> std::io::Result<(Vec<u8>, std::fs::File, SystemTime)> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok((bytes, file, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+}
+
+/// LRU: a hit makes the entry young again, unless it was made young
+/// within [`TOUCH_AFTER`]. Setting an explicit time needs only ownership,
+/// so the read-only file usually does; otherwise it is opened for writing.
+fn touch(path: &Path, file: &std::fs::File, used: SystemTime, now: SystemTime) {
+    if now.duration_since(used).is_ok_and(|age| age < TOUCH_AFTER) {
+        return;
+    }
+    if file.set_modified(now).is_err()
+        && let Ok(f) = std::fs::File::options().write(true).open(path)
+    {
+        let _ = f.set_modified(now);
+    }
+}
+
 /// Totals for `vx cache stats` and retention.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StoreStats {
@@ -60,17 +90,14 @@ impl LocalStore {
             return Lookup::Miss;
         }
         let path = self.entry_path(key);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
+        let (bytes, file, used) = match read_entry(&path) {
+            Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Corrupt(format!("unreadable: {e}")),
         };
         match Entry::decode(&bytes, key) {
             Ok(entry) => {
-                // LRU: a hit makes the entry young again.
-                if let Ok(f) = std::fs::File::options().write(true).open(&path) {
-                    let _ = f.set_modified(SystemTime::now());
-                }
+                touch(&path, &file, used, SystemTime::now());
                 Lookup::Hit(Box::new(entry))
             }
             Err(why) => {
@@ -163,5 +190,51 @@ impl LocalStore {
             }
         }
         Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::entry::test_header;
+
+    fn key(c: char) -> CacheKey {
+        CacheKey(c.to_string().repeat(64))
+    }
+
+    fn put(store: &LocalStore, k: &CacheKey, used: SystemTime) {
+        store.put(k, &Entry::encode(test_header(k), b"log", b"")).unwrap();
+        std::fs::File::options().write(true).open(store.entry_path(k)).unwrap().set_modified(used).unwrap();
+    }
+
+    fn used(store: &LocalStore, k: &CacheKey) -> SystemTime {
+        std::fs::metadata(store.entry_path(k)).unwrap().modified().unwrap()
+    }
+
+    #[test]
+    fn a_hit_refreshes_only_an_entry_not_used_lately_and_gc_evicts_the_least_recent() {
+        let dir = std::env::temp_dir().join(format!("vx-store-lru-{}", std::process::id()));
+        let store = LocalStore::new(dir.clone());
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        let (old, recent, revived) = (key('a'), key('b'), key('c'));
+        put(&store, &old, now - 72 * hour);
+        put(&store, &recent, now - TOUCH_AFTER / 2);
+        put(&store, &revived, now - 48 * hour);
+
+        assert!(matches!(store.get(&recent), Lookup::Hit(_)));
+        assert_eq!(used(&store, &recent), now - TOUCH_AFTER / 2, "a recent use is not written again");
+        assert!(matches!(store.get(&revived), Lookup::Hit(_)));
+        assert!(used(&store, &revived) >= now, "a hit on an entry idle for days makes it young");
+
+        let size = std::fs::metadata(store.entry_path(&old)).unwrap().len();
+        let removed = store.gc(2 * size, Duration::from_secs(14 * 24 * 3600));
+        assert_eq!(removed.entries, 1);
+        assert!(!store.contains(&old), "the least recently used goes first");
+        store.gc(size, Duration::from_secs(14 * 24 * 3600));
+        assert!(!store.contains(&recent) && store.contains(&revived), "then the one used half an hour ago");
+        store.gc(u64::MAX, Duration::from_secs(60));
+        assert!(store.contains(&revived), "max-age counts from the refreshed use");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Plugin benchmarks (issue 5, "Performance"): the in-process figures of
 # `cargo bench -p vx --bench plugins` (warm start of three plugins, the
-# per-call overhead of `info`, junit rendering a 1,000-task run; see
+# per-call overhead of `info` on a fresh instance and of a cache backend's
+# `exists` on a pooled one, junit rendering a 1,000-task run; see
 # host/benches/plugins.rs), then what a reporter plugin adds to a whole vx
 # invocation: `vx run build --report junit --report-file /dev/null` (A)
 # against `vx run build` (B) on a small, fully cached workspace, alternating
@@ -27,7 +28,9 @@ TIMER="python3 $SHARED_BENCH/timecmd.py"
 for c in junit http-cache sandbox; do
   [[ -f plugins/dist/$c.wasm ]] || { scripts/build-plugins; break; }
 done
-[[ -f tests/plugins/dist/testkit.wasm ]] || scripts/build-plugins tests/plugins
+for c in testkit testcache; do
+  [[ -f tests/plugins/dist/$c.wasm ]] || { scripts/build-plugins tests/plugins; break; }
+done
 
 if [[ -z "${SKIP_CARGO_BENCH:-}" ]]; then
   echo "== cargo bench -p vx --bench plugins"

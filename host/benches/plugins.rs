@@ -13,6 +13,10 @@
 //!   batches; each call is a fresh `Store` (WASI context from the grants), a
 //!   fresh instance from the `InstancePre`, and the export call. For junit
 //!   the three steps are also timed apart. Target ≤ 10 µs.
+//! - **per call, pooled cache backend**: `exists` of one key and `get` (a
+//!   miss) on the test cache backend, as vx makes them: on an instance
+//!   borrowed from the plugin's pool, its limits restarted. Beside it the
+//!   same `exists` on a fresh store and instance, as before the pool.
 //! - **render**: junit rendering a 1,000-task run (the built-in markdown
 //!   reporter beside it for scale). Target ≤ 5 ms.
 //!
@@ -56,7 +60,10 @@ fn main() -> ExitCode {
 fn components(root: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    let wanted = THREE.iter().map(|n| ("plugins/dist", *n)).chain([("tests/plugins/dist", "testkit")]);
+    let wanted = THREE
+        .iter()
+        .map(|n| ("plugins/dist", *n))
+        .chain([("tests/plugins/dist", "testkit"), ("tests/plugins/dist", "testcache")]);
     for (dir, name) in wanted {
         let path = root.join(dir).join(format!("{name}.wasm"));
         match path.is_file() {
@@ -221,6 +228,8 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
     let again = eleven.median.saturating_sub(info.median) / 10;
     println!("  a further `info` on the same instance:      {}", Unit::Micros.show(again));
 
+    pooled_calls(&plugins, n)?;
+
     println!("\n== (c) render a 1,000-task run");
     let summary = run_of(1000);
     let argv = vec!["vx".to_string(), "run".to_string(), "build".to_string()];
@@ -243,6 +252,32 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
         Ok(())
     })?;
     println!("built-in markdown, for scale: {}", markdown.show(Unit::Millis));
+    Ok(())
+}
+
+/// (b) continued: a cache backend's calls, on a pooled instance and, for
+/// comparison, on a fresh one.
+fn pooled_calls(plugins: &[LoadedPlugin], n: usize) -> Result<(), String> {
+    let tc = plugins.iter().find(|p| p.name() == "testcache").ok_or("testcache not loaded")?;
+    let keys = vec!["k".to_string()];
+    println!("\n== (b) per call, cache backend: testcache, `exists` of one key ({BATCH} calls a round)");
+    let fresh = measure(1, n, BATCH, || {
+        tc.call("exists", |exports, store| exports.cache_backend(store)?.vx_plugin_cache().call_exists(store, &keys))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })?;
+    println!("fresh store + instance per call:  {}  {}", fresh.show(Unit::Micros), verdict(fresh.median, us(10)));
+    let pooled = measure(1, n, BATCH, || tc.cache_exists(&keys).map(drop).map_err(|e| e.to_string()))?;
+    println!("pooled instance (what vx does):   {}  {}", pooled.show(Unit::Micros), verdict(pooled.median, us(10)));
+    let get = measure(1, n, BATCH, || tc.cache_get("k").map(drop).map_err(|e| e.to_string()))?;
+    println!("pooled `get`, a miss (blob sink): {}  {}", get.show(Unit::Micros), verdict(get.median, us(10)));
+    let stats = tc.pool_stats();
+    println!(
+        "instances created for {} pooled calls: {} (pool size {})",
+        2 * (n + 1) * BATCH,
+        stats.created,
+        vx::plugin::pool_size()
+    );
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The typed calls vx makes: `info` on any plugin, `render` on reporters,
-//! `exists`/`get`/`put` on cache backends, `execute` on executors. Every result a plugin returns is
-//! checked before vx uses it.
+//! `exists`/`get`/`put` on cache backends (on a pooled instance, `pool`),
+//! `execute` on executors (a fresh instance each). Every result a plugin
+//! returns is checked before vx uses it.
 
 use std::sync::Arc;
 
@@ -92,9 +93,7 @@ impl LoadedPlugin {
 
     /// Which of `keys` the remote has, one answer per key.
     pub fn cache_exists(&self, keys: &[String]) -> Result<Vec<bool>, PluginError> {
-        let answer = self.call("exists", |exports, store| {
-            exports.cache_backend(store)?.vx_plugin_cache().call_exists(store, keys)
-        })?;
+        let answer = self.pooled_call("exists", |backend, store| backend.vx_plugin_cache().call_exists(store, keys))?;
         let found = answer.map_err(|e| PluginError::returned(self.name(), "exists", e))?;
         if found.len() != keys.len() {
             return Err(PluginError::new(
@@ -109,8 +108,7 @@ impl LoadedPlugin {
 
     /// Downloads the entry of `key`; `None` on a miss.
     pub fn cache_get(&self, key: &str) -> Result<Option<Vec<u8>>, PluginError> {
-        let (hit, data) = self.call("get", |exports, store| {
-            let backend = exports.cache_backend(store)?;
+        let (hit, data) = self.pooled_call("get", |backend, store| {
             let sink: Resource<BlobWriter> =
                 store.data_mut().table.push(BlobWriter { data: Vec::new(), cap: MAX_BLOB })?;
             let borrowed = Resource::new_borrow(sink.rep());
@@ -127,8 +125,7 @@ impl LoadedPlugin {
     /// Uploads `bytes` as the entry of `key`.
     pub fn cache_put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), PluginError> {
         let size = bytes.len() as u64;
-        let result = self.call("put", |exports, store| {
-            let backend = exports.cache_backend(store)?;
+        let result = self.pooled_call("put", |backend, store| {
             let source: Resource<BlobReader> = store.data_mut().table.push(BlobReader { data: bytes, pos: 0 })?;
             let borrowed = Resource::new_borrow(source.rep());
             let result = backend.vx_plugin_cache().call_put(&mut *store, key, size, borrowed);

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -14,7 +13,8 @@ use super::engine::{Origin, engine, load_component};
 use super::error::{PluginError, PluginErrorKind};
 use super::grants::{Grants, Limits};
 use super::lock::read_pin;
-use super::state::{LogRecord, PluginContext, State, Stop, mib};
+use super::pool::InstancePool;
+use super::state::{LogRecord, PluginContext, State, Stop, mib, thread_cpu};
 use crate::config::PluginSettings;
 
 /// Plugin files larger than this are refused before hashing.
@@ -50,7 +50,7 @@ impl World {
 }
 
 #[derive(Clone)]
-enum Pre {
+pub(super) enum Pre {
     Reporter(reporter::ReporterPre<State>),
     CacheBackend(cache_backend::CacheBackendPre<State>),
     Executor(executor::ExecutorPre<State>),
@@ -66,6 +66,8 @@ pub struct LoadedPlugin {
     pub size: u64,
     pub origin: Origin,
     pre: Pre,
+    /// Live instances of a cache backend (`pool`); unused by other worlds.
+    pub(super) pool: InstancePool,
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -134,7 +136,7 @@ pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> 
             Pre::Executor(executor::ExecutorPre::new(pre.map_err(link_error)?).map_err(link_error)?)
         }
     };
-    Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre })
+    Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre, pool: InstancePool::default() })
 }
 
 /// A core module is refused with how to make a component of it.
@@ -236,13 +238,6 @@ fn add_common(linker: &mut Linker<State>) -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// The thread's CPU time so far.
-fn thread_cpu() -> std::time::Duration {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(std::time::Duration::from)
-        .unwrap_or_default()
-}
-
 impl LoadedPlugin {
     pub fn name(&self) -> &str {
         &self.ctx.name
@@ -257,7 +252,7 @@ impl LoadedPlugin {
     }
 
     /// A fresh store with this plugin's grants and limits, its clock started.
-    fn store(&self, call: &str) -> Result<Store<State>, PluginError> {
+    pub(super) fn store(&self, call: &str) -> Result<Store<State>, PluginError> {
         let engine = engine().map_err(|m| PluginError::load(self.name(), m))?;
         let state =
             State::new(self.ctx.clone()).map_err(|m| PluginError::new(self.name(), call, PluginErrorKind::Load, m))?;
@@ -285,26 +280,30 @@ impl LoadedPlugin {
             }
             Ok(UpdateDeadline::Continue(1))
         });
-        let data = store.data_mut();
-        data.call_started = Instant::now();
-        data.cpu_at_start = thread_cpu();
+        store.data_mut().begin_call();
         Ok(store)
+    }
+
+    /// The typed entry points, for instantiating into a store.
+    pub(super) fn exports(&self) -> Exports<'_> {
+        Exports(&self.pre)
     }
 
     /// Runs `f` (instantiation and one export call) in a fresh store, and
     /// turns a trap or limit into a `PluginError` naming this plugin.
+    /// Cache-backend calls use the plugin's instance pool instead (`pool`).
     pub fn call<R>(
         &self,
         call: &str,
         f: impl FnOnce(&Exports, &mut Store<State>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let mut store = self.store(call)?;
-        let result = f(&Exports(&self.pre), &mut store);
+        let result = f(&self.exports(), &mut store);
         flush_output(self.name(), store.data_mut());
         result.map_err(|e| self.trap_error(call, store.data(), &e))
     }
 
-    fn trap_error(&self, call: &str, state: &State, e: &wasmtime::Error) -> PluginError {
+    pub(super) fn trap_error(&self, call: &str, state: &State, e: &wasmtime::Error) -> PluginError {
         let name = self.name();
         let key = |k: &str| format!("`[plugins.{name}].limits.{k}` in vx.toml");
         match &state.stop {
@@ -383,10 +382,11 @@ impl Exports<'_> {
 
 /// Shows what the plugin printed and logged during a call, each line
 /// prefixed with its name. Info and below only with `VX_PLUGIN_LOG=1`.
-fn flush_output(name: &str, state: &mut State) {
-    let verbose = std::env::var_os("VX_PLUGIN_LOG").is_some_and(|v| v == "1");
+pub(super) fn flush_output(name: &str, state: &mut State) {
+    static VERBOSE: OnceLock<bool> = OnceLock::new();
+    let verbose = *VERBOSE.get_or_init(|| std::env::var_os("VX_PLUGIN_LOG").is_some_and(|v| v == "1"));
     let mut out = String::new();
-    for stream in [state.stdout.contents(), state.stderr.contents()] {
+    for stream in [state.stdout.take(), state.stderr.take()] {
         for line in String::from_utf8_lossy(&stream).lines() {
             out.push_str(&format!("vx: plugin `{name}`: {line}\n"));
         }

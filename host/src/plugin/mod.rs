@@ -11,11 +11,15 @@
 //! | `lock`      | pins in `vx.lock` |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
+//! | `pool`      | a cache backend's live instances, reused across calls |
+//! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
-//! the async runtime), each in a fresh `Store`. A call is stopped by its CPU
+//! the async runtime). Reporters and executors get a fresh `Store` and
+//! instance per call; a cache backend's calls borrow an instance from its
+//! pool (`pool`), with the limits restarted per call. A call is stopped by its CPU
 //! budget (the thread's CPU time, checked every epoch tick), its wall-clock
 //! timeout (the same check; HTTP requests carry it as their timeouts) or
 //! its memory limit.
@@ -27,8 +31,10 @@ mod error;
 mod grants;
 mod load;
 mod lock;
+mod pool;
 mod process;
 mod state;
+mod stdio;
 
 pub use bindings::StreamKind;
 pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
@@ -39,6 +45,7 @@ pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
 };
 pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
+pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
 pub use state::SinkFn;
 

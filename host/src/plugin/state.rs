@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime::{ResourceLimiter, format_err};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
@@ -16,6 +15,7 @@ use super::bindings::reporter::vx::plugin::{host, types};
 use super::bindings::{Level, StreamKind, WitError};
 use super::grants::{Grants, Limits};
 use super::process::ExecContext;
+use super::stdio::CapturedOutput;
 
 /// Guest stdout and stderr are kept up to this much per call and shown
 /// prefixed with the plugin's name.
@@ -92,8 +92,8 @@ pub struct State {
     http: WasiHttpCtx,
     hooks: HttpHooks,
     pub table: ResourceTable,
-    pub stdout: MemoryOutputPipe,
-    pub stderr: MemoryOutputPipe,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
     pub logs: VecDeque<LogRecord>,
     pub dropped_logs: usize,
     /// Panic text sent by the SDK's panic hook just before its trap.
@@ -107,14 +107,17 @@ pub struct State {
     pub wall_limit: Option<Duration>,
     /// The task being executed, for the `process` import.
     pub exec: Option<ExecContext>,
+    /// Linear memory of the instance, summed over its memories: it only
+    /// grows, and outlives a call on a pooled instance.
+    pub memory: u64,
 }
 
 impl State {
     /// A store's data with exactly the grants of `plugin`: preopened dirs,
     /// named env vars, stdin closed, no network, nothing inherited.
     pub fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
-        let stdout = MemoryOutputPipe::new(STDIO_CAPACITY);
-        let stderr = MemoryOutputPipe::new(STDIO_CAPACITY);
+        let stdout = CapturedOutput::new(STDIO_CAPACITY);
+        let stderr = CapturedOutput::new(STDIO_CAPACITY);
         let mut builder = WasiCtxBuilder::new();
         builder.stdout(stdout.clone()).stderr(stderr.clone());
         for name in &plugin.grants.env {
@@ -146,8 +149,36 @@ impl State {
             cpu_at_start: Duration::ZERO,
             wall_limit: Some(plugin_limits.call_timeout),
             exec: None,
+            memory: 0,
         })
     }
+
+    /// Starts a call: its clocks, and nothing left from a previous call on
+    /// the same store (a pooled instance's).
+    pub fn begin_call(&mut self) {
+        self.logs.clear();
+        self.dropped_logs = 0;
+        self.panic = None;
+        self.stop = None;
+        self.exec = None;
+        self.wall_limit = Some(self.plugin.limits.call_timeout);
+        self.call_started = Instant::now();
+        self.cpu_at_start = thread_cpu();
+    }
+
+    /// Whether the instance may serve another call after this one: nothing
+    /// stopped it, and it uses at most half of its memory limit (memory
+    /// never shrinks, so a large instance would leave the next call little
+    /// room).
+    pub fn reusable(&self) -> bool {
+        self.stop.is_none() && self.panic.is_none() && self.memory <= self.plugin.limits.memory / 2
+    }
+}
+
+/// The thread's CPU time so far: a call's CPU budget counts the thread
+/// that makes it.
+pub fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map(Duration::from).unwrap_or_default()
 }
 
 impl std::fmt::Debug for State {
@@ -217,12 +248,13 @@ impl WasiHttpHooks for HttpHooks {
 }
 
 impl ResourceLimiter for State {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         let limit = self.plugin.limits.memory;
         if desired as u64 > limit {
             self.stop = Some(Stop::Memory { limit, wanted: desired as u64 });
             return Err(format_err!("memory limit of {} exceeded", mib(limit)));
         }
+        self.memory += desired.saturating_sub(current) as u64;
         Ok(true)
     }
 

@@ -1,14 +1,21 @@
 //! A cache backend for the host's tests: entries are files in the granted
 //! directory `dir` (default `store`). `mode = "garbage"` answers `get` with
 //! bytes that are no cache entry; `mode = "down"` fails every call as
-//! unavailable.
+//! unavailable; `mode = "probe"` makes `get` of a few keys probe the host's
+//! instance pool (see [`probe`]).
 
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use vx_plugin_sdk::blob;
 use vx_plugin_sdk::cache_backend::{BlobReader, BlobWriter, CacheBackend};
 use vx_plugin_sdk::{Describe, Error, PluginInfo, export_cache_backend};
+
+/// Export calls made on this instance so far. Each instance has its own
+/// linear memory, so the count shows whether vx reused one.
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +36,36 @@ impl Config {
     }
 }
 
+/// `get` in probe mode: `calls` answers this instance's call count (this
+/// call included) as text; `panic` panics; `spin` loops forever; `burn`
+/// busy-waits 50 ms of wall time; `grow` keeps 40 MiB more of memory and
+/// answers the count. Other keys are a miss.
+fn probe(key: &str, sink: &BlobWriter, calls: u64) -> Result<bool, Error> {
+    match key {
+        "calls" => {}
+        "panic" => panic!("testcache was told to panic"),
+        "spin" => {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        "burn" => {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(50) {
+                std::hint::black_box(start);
+            }
+        }
+        "grow" => {
+            let kept: &'static mut [u8] = Vec::leak(vec![0u8; 40 << 20]);
+            std::hint::black_box(kept);
+        }
+        _ => return Ok(false),
+    }
+    blob::Writer::new(sink).write_all(calls.to_string().as_bytes())?;
+    Ok(true)
+}
+
 struct Testcache;
 
 impl Describe for Testcache {
@@ -41,14 +78,20 @@ impl CacheBackend for Testcache {
     type Config = Config;
 
     fn exists(config: &Config, keys: &[String]) -> Result<Vec<bool>, Error> {
+        CALLS.fetch_add(1, Ordering::Relaxed);
         keys.iter().map(|k| Ok(std::path::Path::new(&config.path(k)?).exists())).collect()
     }
 
     fn get(config: &Config, key: &str, sink: &BlobWriter) -> Result<bool, Error> {
+        let calls = CALLS.fetch_add(1, Ordering::Relaxed) + 1;
         let path = config.path(key)?;
-        if config.mode.as_deref() == Some("garbage") {
-            blob::Writer::new(sink).write_all(b"this is not a vx cache entry")?;
-            return Ok(true);
+        match config.mode.as_deref() {
+            Some("garbage") => {
+                blob::Writer::new(sink).write_all(b"this is not a vx cache entry")?;
+                return Ok(true);
+            }
+            Some("probe") => return probe(key, sink, calls),
+            _ => {}
         }
         let Ok(mut file) = std::fs::File::open(&path) else { return Ok(false) };
         let mut buf = vec![0u8; 64 << 10];
@@ -63,6 +106,7 @@ impl CacheBackend for Testcache {
     }
 
     fn put(config: &Config, key: &str, _size: u64, source: &BlobReader) -> Result<(), Error> {
+        CALLS.fetch_add(1, Ordering::Relaxed);
         let path = config.path(key)?;
         let mut file = std::fs::File::create(&path)?;
         std::io::copy(&mut blob::Reader::new(source), &mut file)?;

@@ -111,13 +111,13 @@ pub fn needed(result: &re::ActionResult) -> Result<Vec<re::Digest>, String> {
     Ok(out)
 }
 
+/// The `auxiliary_metadata` entry of `type_url`, if the result has one.
+pub fn aux<'a>(result: &'a re::ActionResult, type_url: &str) -> Option<&'a Any> {
+    result.execution_metadata.iter().flat_map(|m| &m.auxiliary_metadata).find(|a| a.type_url == type_url)
+}
+
 fn header_digest(result: &re::ActionResult) -> Result<re::Digest, String> {
-    let aux = result
-        .execution_metadata
-        .iter()
-        .flat_map(|m| &m.auxiliary_metadata)
-        .find(|a| a.type_url == HEADER_TYPE)
-        .ok_or("the action result was not written by vx (it has no entry header)")?;
+    let aux = aux(result, HEADER_TYPE).ok_or("the action result was not written by vx (it has no entry header)")?;
     re::Digest::decode(aux.value.as_slice()).map_err(|e| format!("unreadable entry header digest: {e}"))
 }
 

@@ -76,12 +76,7 @@ pub fn sign(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Vec<u
 
 /// Whether `result` carries a valid signature; the error says what is wrong.
 pub fn verify(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Result<(), &'static str> {
-    let sig = result
-        .execution_metadata
-        .iter()
-        .flat_map(|m| &m.auxiliary_metadata)
-        .find(|a| a.type_url == SIGNATURE_TYPE)
-        .ok_or("it is not signed")?;
+    let sig = super::entry::aux(result, SIGNATURE_TYPE).ok_or("it is not signed")?;
     let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes a key of any length");
     mac.update(&canonical(action, result));
     mac.verify_slice(&sig.value).map_err(|_| "its signature does not match VX_REMOTE_SIGNING_KEY")

@@ -118,8 +118,9 @@ pub fn list_files(
         let own_read = root.is_empty();
         walk.run(DirJob { dir: start, chain, own_read }, &mut out);
     }
-    out.sort();
-    out.dedup();
+    // One path, one stat: the relative path alone orders and identifies.
+    out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    out.dedup_by(|a, b| a.rel == b.rel);
     out
 }
 

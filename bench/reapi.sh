@@ -50,6 +50,14 @@ rows = {l.split()[0]: float(l.split()[4]) for l in open(sys.argv[1]) if " wall s
 print("ratio A/B (median wall): %.2f" % (rows["A"] / rows["B"]))
 PY
 }
+# compare NAME N WARMUP B_CMD -- A_CMD...: A and B alternating, median of N,
+# the table into $WORK/NAME.txt, then the ratio A/B.
+compare() {
+  local name=$1 n=$2 warmup=$3 b=$4
+  shift 5
+  $TIMER -n "$n" --warmup "$warmup" --timeout 3600 --vs "$b" -- "$@" | tee "$WORK/$name.txt" | grep -E 'exit 0|wall'
+  ratio "$WORK/$name.txt"
+}
 
 echo "== 1. REAPI cache, $PROJECTS projects"
 port=$(free_port)
@@ -62,10 +70,8 @@ printf '\n[remote]\nendpoint = "grpc://127.0.0.1:%s"\n' "$port" >>vx.toml
 "$VX" run build | tail -n 1
 rm -rf .vx/cache packages/*/dist
 VX_REMOTE_STATS=1 "$VX" run build 2>&1 | tail -n 2
-$TIMER -n "$RUNS" --warmup 1 --timeout 3600 \
-  --vs "sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --cache local:rw'" \
-  -- sh -c "rm -rf .vx/cache packages/*/dist && exec '$VX' run build" | tee "$WORK/reapi-cache.txt" | grep -E 'exit 0|wall'
-ratio "$WORK/reapi-cache.txt"
+compare reapi-cache "$RUNS" 1 "sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --cache local:rw'" \
+  -- sh -c "rm -rf .vx/cache packages/*/dist && exec '$VX' run build"
 
 echo "== 2. remote execution, $EXEC_PROJECTS projects, two vx workers"
 port=$(free_port)
@@ -83,20 +89,12 @@ cd "$ws"
 sed -i 's|^inputs = \["src/\*\*"\]|inputs = ["src/**", "build.js"]|' packages/*/vx.toml
 printf '\n[remote]\nendpoint = "grpc://127.0.0.1:%s"\n' "$port" >>vx.toml
 "$VX" run build --executor remote --force --cache off | tail -n 1
-$TIMER -n "$RUNS" --warmup 0 --timeout 3600 \
-  --vs "sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --force --cache off'" \
-  -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off" \
-  | tee "$WORK/reapi-exec.txt" | grep -E 'exit 0|wall'
-ratio "$WORK/reapi-exec.txt"
+local_cold="sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --force --cache off'"
+compare reapi-exec "$RUNS" 0 "$local_cold" \
+  -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off"
 echo "-- the same, remote at --concurrency 4 (the farm's capacity) (A) vs local (B)"
-$TIMER -n "$RUNS" --warmup 0 --timeout 3600 \
-  --vs "sh -c 'rm -rf packages/*/dist && exec \"$VX\" run build --force --cache off'" \
-  -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off --concurrency 4" \
-  | tee "$WORK/reapi-exec4.txt" | grep -E 'exit 0|wall'
-ratio "$WORK/reapi-exec4.txt"
+compare reapi-exec4 "$RUNS" 0 "$local_cold" \
+  -- sh -c "rm -rf packages/*/dist && exec '$VX' run build --executor remote --force --cache off --concurrency 4"
 echo "-- one trivial action (p0000#build alone), remote (A) vs local (B)"
-$TIMER -n "$((RUNS * 2))" --warmup 1 --timeout 600 \
-  --vs "sh -c 'exec \"$VX\" run p0000#build --force --cache off'" \
-  -- sh -c "exec '$VX' run p0000#build --executor remote --force --cache off" \
-  | tee "$WORK/reapi-one.txt" | grep -E 'exit 0|wall'
-ratio "$WORK/reapi-one.txt"
+compare reapi-one "$((RUNS * 2))" 1 "sh -c 'exec \"$VX\" run p0000#build --force --cache off'" \
+  -- sh -c "exec '$VX' run p0000#build --executor remote --force --cache off"

@@ -94,6 +94,10 @@ impl Job {
     /// result and the manifest of its key, when it has one.
     pub async fn run(self) -> (usize, TaskResult, Option<KeyManifest>) {
         let start = Instant::now();
+        let _lock = match (&self.cache, &self.persistent) {
+            (Some(c), None) => super::task_lock::acquire(&c.root, &self.id).await,
+            _ => None,
+        };
         let keyed = match &self.cache {
             Some(c) => self.compute_key(c).await,
             None => None,

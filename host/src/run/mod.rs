@@ -13,6 +13,7 @@ mod options;
 mod plan;
 mod remote;
 mod signals;
+mod task_lock;
 
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};

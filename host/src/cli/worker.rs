@@ -57,8 +57,7 @@ pub struct WorkerArgs {
 
 pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
     let usage = |m: String| Error::usage(m).with_hint("see `vx worker --help`");
-    let scheme_ok = ["grpc://", "grpcs://", "http://", "https://"].iter().any(|s| args.endpoint.starts_with(s));
-    if !scheme_ok {
+    if crate::config::grpc_address(&args.endpoint).is_none() {
         return Err(usage(format!(
             "--endpoint `{}` is not a gRPC address; write it like grpc://127.0.0.1:50051",
             args.endpoint

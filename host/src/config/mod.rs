@@ -17,7 +17,7 @@ pub use diag::nearest;
 pub use discover::expand_project_globs;
 pub use model::{
     CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
-    TaskOrigin, TaskRef, Workspace,
+    TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace};

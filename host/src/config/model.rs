@@ -156,6 +156,17 @@ pub struct RootSettings {
 /// instead of a cache-backend plugin.
 pub const REAPI_REMOTE: &str = "reapi";
 
+/// The HTTP/2 address of a gRPC endpoint and whether it uses TLS:
+/// `grpc://` and `http://` plain, `grpcs://` and `https://` TLS, with a host.
+pub fn grpc_address(endpoint: &str) -> Option<(String, bool)> {
+    let (scheme, rest) = endpoint.split_once("://").filter(|(_, host)| !host.is_empty())?;
+    match scheme {
+        "grpc" | "http" => Some((format!("http://{rest}"), false)),
+        "grpcs" | "https" => Some((format!("https://{rest}"), true)),
+        _ => None,
+    }
+}
+
 /// `[remote]`: a REAPI v2 server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteSettings {

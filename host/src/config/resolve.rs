@@ -15,7 +15,7 @@ use super::discover::{expand_project_globs, find_root};
 use super::duration::{parse_duration, parse_size};
 use super::model::{
     CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
-    TaskOrigin, TaskRef, Workspace,
+    TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 use super::npm::{PackageJson, read_package_json, read_pnpm_workspace};
 use super::raw::{RawFile, RawRemote, RawTask};
@@ -187,8 +187,7 @@ fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSe
 /// `[remote]`, checked: a gRPC endpoint, a duration, a variable name.
 fn remote_settings(root: &Path, source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
     let endpoint = raw.endpoint.get_ref();
-    let scheme_ok = ["grpc://", "grpcs://", "http://", "https://"].iter().any(|s| endpoint.starts_with(s));
-    if !scheme_ok || endpoint.split_once("://").is_none_or(|(_, host)| host.is_empty()) {
+    if grpc_address(endpoint).is_none() {
         return Err(source
             .error(Some(raw.endpoint.span()), format!("[remote] endpoint `{endpoint}` is not a gRPC address"))
             .with_hint("write it like `grpc://127.0.0.1:50051` (plain) or `grpcs://cache.example.com:443` (TLS)"));

@@ -43,11 +43,10 @@ impl Reapi {
                 digest_function: self.caps.digest.proto(),
             };
             let resp = self
-                .cas()
-                .find_missing_blobs(self.req(req))
+                .unary(self.cas().find_missing_blobs(self.req(req)))
                 .await
                 .map_err(|s| RemoteError::from_status("FindMissingBlobs", &s))?;
-            missing.extend(resp.into_inner().missing_blob_digests);
+            missing.extend(resp.missing_blob_digests);
         }
         Ok(missing)
     }
@@ -87,11 +86,10 @@ impl Reapi {
             digest_function: self.caps.digest.proto(),
         };
         let resp = self
-            .cas()
-            .batch_update_blobs(self.req(req))
+            .unary(self.cas().batch_update_blobs(self.req(req)))
             .await
             .map_err(|s| RemoteError::from_status("BatchUpdateBlobs", &s))?;
-        for r in resp.into_inner().responses {
+        for r in resp.responses {
             if let Some(status) = r.status.filter(|s| s.code != 0) {
                 let digest = r.digest.as_ref().map(show).unwrap_or_default();
                 return Err(RemoteError::Refused(format!(
@@ -186,11 +184,10 @@ impl Reapi {
             digest_function: self.caps.digest.proto(),
         };
         let resp = self
-            .cas()
-            .batch_read_blobs(self.req(req))
+            .unary(self.cas().batch_read_blobs(self.req(req)))
             .await
             .map_err(|s| RemoteError::from_status("BatchReadBlobs", &s))?;
-        for r in resp.into_inner().responses {
+        for r in resp.responses {
             let digest = r.digest.unwrap_or_default();
             if let Some(status) = r.status.filter(|s| s.code != 0) {
                 return Err(missing_blob(&digest, &status.message));

@@ -122,18 +122,12 @@ impl Reapi {
     /// Connects to `[remote]` and reads the server's capabilities.
     pub async fn connect(settings: &RemoteSettings) -> Result<Reapi, RemoteError> {
         let endpoint = settings.endpoint.clone();
-        let (uri, tls) = match endpoint.split_once("://") {
-            Some(("grpc" | "http", rest)) => (format!("http://{rest}"), false),
-            Some(("grpcs" | "https", rest)) => (format!("https://{rest}"), true),
-            _ => return Err(RemoteError::Refused(format!("[remote] endpoint `{endpoint}` is not a gRPC address"))),
+        let Some((uri, tls)) = crate::config::grpc_address(&endpoint) else {
+            return Err(RemoteError::Refused(format!("[remote] endpoint `{endpoint}` is not a gRPC address")));
         };
         let mut ep = Endpoint::from_shared(uri)
             .map_err(|e| RemoteError::Refused(format!("[remote] endpoint `{endpoint}`: {e}")))?
             .connect_timeout(CONNECT_TIMEOUT)
-            // A deadline the client enforces itself (grpc-timeout alone is
-            // up to the server); for a streamed call it bounds the wait for
-            // the response to start, not the stream.
-            .timeout(settings.timeout)
             .tcp_nodelay(true);
         if tls {
             let mut config = ClientTlsConfig::new().with_native_roots();
@@ -175,11 +169,12 @@ impl Reapi {
 
     async fn capabilities(&self) -> Result<Capabilities, RemoteError> {
         let mut client = re::capabilities_client::CapabilitiesClient::new(self.channel.clone());
-        let caps = client
-            .get_capabilities(self.req(re::GetCapabilitiesRequest { instance_name: self.instance.clone() }))
+        let caps = self
+            .unary(
+                client.get_capabilities(self.req(re::GetCapabilitiesRequest { instance_name: self.instance.clone() })),
+            )
             .await
-            .map_err(|s| RemoteError::from_status(&format!("GetCapabilities at {}", self.endpoint), &s))?
-            .into_inner();
+            .map_err(|s| RemoteError::from_status(&format!("GetCapabilities at {}", self.endpoint), &s))?;
         let cache = caps.cache_capabilities.unwrap_or_default();
         let digest = DigestFn::choose(&cache.digest_functions).ok_or_else(|| {
             RemoteError::Refused(format!(
@@ -204,15 +199,35 @@ impl Reapi {
         req
     }
 
+    /// Awaits a unary call with the deadline enforced here as well: the
+    /// `grpc-timeout` header of [`req`](Self::req) is only the server's to
+    /// honour, and a server that never answers must not hang vx. (Not on
+    /// the channel: a streamed upload or execution may rightly outlast it.)
+    pub async fn unary<T>(
+        &self,
+        call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T, tonic::Status> {
+        bounded(self.timeout, call).await
+    }
+
     /// A request without a deadline (a streamed execution lasts as long as its task).
     pub fn req_unbounded<T>(&self, msg: T) -> tonic::Request<T> {
         let mut req = self.req(msg);
         req.metadata_mut().remove("grpc-timeout");
         req
     }
+}
 
-    pub fn timeout(&self) -> Duration {
-        self.timeout
+/// `call`'s message, or DEADLINE_EXCEEDED once `deadline` (plus a little
+/// for the server's own answer to arrive) has passed.
+pub async fn bounded<T>(
+    deadline: Duration,
+    call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, tonic::Status> {
+    const SLACK: Duration = Duration::from_secs(1);
+    match tokio::time::timeout(deadline + SLACK, call).await {
+        Ok(answer) => answer.map(tonic::Response::into_inner),
+        Err(_) => Err(tonic::Status::deadline_exceeded(format!("no answer within {deadline:?}"))),
     }
 }
 

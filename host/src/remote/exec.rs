@@ -255,7 +255,7 @@ impl Reapi {
     async fn cancel_operation(&self, name: &str) {
         let mut ops = OperationsClient::new(self.channel.clone());
         let req = self.req(CancelOperationRequest { name: name.to_string() });
-        if let Err(s) = ops.cancel_operation(req).await {
+        if let Err(s) = self.unary(ops.cancel_operation(req)).await {
             eprintln!("vx: warning: could not cancel the remote operation {name}: {}", s.message());
         }
     }

@@ -214,8 +214,8 @@ impl Reapi {
             inline_output_files: Vec::new(),
             digest_function: self.caps.digest.proto(),
         };
-        match self.ac().get_action_result(self.req(req)).await {
-            Ok(r) => Ok(Some(r.into_inner())),
+        match self.unary(self.ac().get_action_result(self.req(req))).await {
+            Ok(r) => Ok(Some(r)),
             Err(s) if s.code() == tonic::Code::NotFound => Ok(None),
             Err(s) => Err(RemoteError::from_status("GetActionResult", &s)),
         }
@@ -229,8 +229,7 @@ impl Reapi {
             results_cache_policy: None,
             digest_function: self.caps.digest.proto(),
         };
-        self.ac()
-            .update_action_result(self.req(req))
+        self.unary(self.ac().update_action_result(self.req(req)))
             .await
             .map_err(|s| RemoteError::from_status("UpdateActionResult", &s))?;
         Ok(())

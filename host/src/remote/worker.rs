@@ -25,7 +25,7 @@ use prost::Message;
 use tokio::io::AsyncReadExt;
 use tokio::sync::{Mutex, Notify};
 
-use super::client::{Reapi, RemoteError};
+use super::client::{Reapi, RemoteError, bounded};
 use super::re;
 use super::tree::{TreeFile, TreeLink, build};
 use crate::config::RemoteSettings;
@@ -118,9 +118,8 @@ pub async fn run_worker(
             update_mask: None,
         });
         req.set_timeout(UPDATE_DEADLINE);
-        match bots.update_bot_session(req).await {
-            Ok(resp) => {
-                let answered = resp.into_inner();
+        match bounded(UPDATE_DEADLINE, bots.update_bot_session(req)).await {
+            Ok(answered) => {
                 // Reported completions are acknowledged.
                 running.retain(|_, r| r.result.is_none());
                 let listed: std::collections::HashSet<&str> = answered.leases.iter().map(|l| l.id.as_str()).collect();
@@ -250,7 +249,7 @@ async fn shut_down(
         update_mask: None,
     });
     req.set_timeout(UPDATE_DEADLINE);
-    let _ = bots.update_bot_session(req).await;
+    let _ = bounded(UPDATE_DEADLINE, bots.update_bot_session(req)).await;
     eprintln!("vx worker: stopped ({} leases handed back)", running.len());
 }
 

@@ -93,11 +93,13 @@ impl Job {
     /// Runs the task (or restores it from the cache). Returns its node, its
     /// result and the manifest of its key, when it has one.
     pub async fn run(self) -> (usize, TaskResult, Option<KeyManifest>) {
-        let start = Instant::now();
+        // Waiting for another vx process to finish this task is not part
+        // of its duration (history's p50s feed the ETAs).
         let _lock = match (&self.cache, &self.persistent) {
             (Some(c), None) => super::task_lock::acquire(&c.root, &self.id).await,
             _ => None,
         };
+        let start = Instant::now();
         let keyed = match &self.cache {
             Some(c) => self.compute_key(c).await,
             None => None,

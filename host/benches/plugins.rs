@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+use vx::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
 use vx::plugin::{LoadedPlugin, Origin, RunReport, load_bytes_ungranted, read_plugin_file, start_engine};
-use vx::report::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
 
 /// The first-party plugins a warm start loads: a reporter, a cache backend
 /// and an executor.

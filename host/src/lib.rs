@@ -27,6 +27,7 @@ pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod graph;
 pub mod guard;
 pub mod init;

@@ -74,6 +74,9 @@ enum Commands {
 pub fn main() -> ExitCode {
     // `COMPLETE=SHELL vx …` is the shell asking for completions: answer and exit.
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    // Warnings from the cache, remote, guard and plugin code reach stderr
+    // (or, during a run, the run's event stream) through one path.
+    crate::events::bridge::install(std::sync::Arc::new(crate::report::Stderr));
     let argv: Vec<OsString> = std::env::args_os().collect();
     match run_cli(argv) {
         Ok(code) => ExitCode::from(code),

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use crate::cache::{History, Invocation, TaskRunRecord, state_dir};
 use crate::config::Workspace;
-use crate::report::{CacheOutcome, TaskStatus};
+use crate::events::{CacheOutcome, TaskStatus};
 use crate::run::RunOutcome;
 
 /// Quotes one word for a POSIX shell: as is when it holds only safe

@@ -8,8 +8,9 @@ use std::time::SystemTime;
 
 use crate::config::Workspace;
 use crate::error::{Error, Result};
+use crate::events::RunSummary;
 use crate::plugin::{LoadedPlugin, RunReport, World, load_configured};
-use crate::report::{RunSummary, markdown};
+use crate::report::markdown;
 
 #[derive(Debug)]
 pub enum Reporter {

@@ -38,7 +38,7 @@ pub fn grace_period() -> Duration {
 pub fn signal_group(pgid: i32, signal: Signal) {
     match killpg(Pid::from_raw(pgid), signal) {
         Ok(()) | Err(Errno::ESRCH) => {}
-        Err(e) => eprintln!("vx: warning: could not send {signal} to process group {pgid}: {e}"),
+        Err(e) => tracing::warn!("could not send {signal} to process group {pgid}: {e}"),
     }
 }
 
@@ -73,7 +73,7 @@ pub fn signal_pid(pid: i32, signal: Signal) {
     let result = kill(Pid::from_raw(pid), signal);
     match result {
         Ok(()) | Err(Errno::ESRCH) => {}
-        Err(e) => eprintln!("vx: warning: could not send {signal} to process {pid}: {e}"),
+        Err(e) => tracing::warn!("could not send {signal} to process {pid}: {e}"),
     }
 }
 

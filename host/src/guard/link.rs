@@ -69,9 +69,7 @@ impl GuardLink {
                 Some(link)
             }
             Err(e) => {
-                eprintln!(
-                    "vx: warning: could not start the guard process ({e}); tasks are not stopped if vx is killed"
-                );
+                tracing::warn!("could not start the guard process ({e}); tasks are not stopped if vx is killed");
                 None
             }
         }
@@ -90,8 +88,8 @@ impl GuardLink {
         if let Err(e) = w.write_all(format!("{message}\n").as_bytes()) {
             *writer = None;
             self.fd.store(-1, Ordering::SeqCst);
-            eprintln!(
-                "vx: warning: the guard process stopped listening ({e}); tasks started from now on are not stopped if vx is killed"
+            tracing::warn!(
+                "the guard process stopped listening ({e}); tasks started from now on are not stopped if vx is killed"
             );
         }
     }
@@ -104,8 +102,8 @@ impl GuardLink {
         let had = self.writer.lock().expect("guard link lock poisoned").take().is_some();
         self.fd.store(-1, Ordering::SeqCst);
         if had {
-            eprintln!(
-                "vx: warning: the guard process died ({status}); vx goes on without it, but tasks are no longer stopped if vx is killed"
+            tracing::warn!(
+                "the guard process died ({status}); vx goes on without it, but tasks are no longer stopped if vx is killed"
             );
         }
     }

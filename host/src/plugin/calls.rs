@@ -14,7 +14,7 @@ use super::error::{PluginError, PluginErrorKind};
 use super::load::{LoadedPlugin, World};
 use super::process::ExecContext;
 use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn};
-use crate::report::{CacheOutcome, RunSummary, TaskStatus};
+use crate::events::{CacheOutcome, RunSummary, TaskStatus};
 
 /// A report is refused past this size.
 pub const MAX_REPORT: usize = 256 << 20;

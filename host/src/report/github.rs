@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use super::summary::{RunSummary, TaskStatus, format_duration};
+use super::summary::format_duration;
+use crate::events::{RunSummary, TaskStatus};
 
 pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")

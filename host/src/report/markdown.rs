@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use super::summary::{CacheOutcome, RunSummary, TaskStatus, format_duration};
+use super::summary::format_duration;
+use crate::events::{CacheOutcome, RunSummary, TaskStatus};
 
 /// The run as a Markdown document.
 pub fn render(summary: &RunSummary, argv: &[String]) -> String {
@@ -84,7 +85,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::report::TaskResult;
+    use crate::events::TaskResult;
 
     #[test]
     fn table_and_failures() {

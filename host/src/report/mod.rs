@@ -5,12 +5,14 @@
 mod github;
 pub mod markdown;
 mod progress;
+mod stderr;
 mod style;
 mod summary;
 mod terminal;
 
 pub use github::{github_actions, github_annotations, github_step_summary};
 pub use progress::StatusLine;
+pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};
-pub use summary::{CacheOutcome, RunSummary, TaskResult, TaskStatus, format_duration};
+pub use summary::format_duration;
 pub use terminal::{LogOrder, OutputLogs, Terminal};

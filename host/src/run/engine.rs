@@ -26,9 +26,10 @@ use super::signals::Signals;
 use crate::cache::{Cache, CacheKey, History, KeyManifest, state_dir};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
+use crate::events::{RunSummary, TaskResult, TaskStatus};
 use crate::graph::{SkipReason, TaskGraph, Walker};
 use crate::guard::{Groups, RUN_ID_VAR, TaskMark, grace_period, hurry, signal_group, stop_group};
-use crate::report::{RunSummary, StatusLine, Style, TaskResult, TaskStatus, Terminal};
+use crate::report::{StatusLine, Style, Terminal};
 
 /// What a cycle produced.
 #[derive(Debug)]

@@ -19,9 +19,10 @@ use super::job::Job;
 use super::remote::{REMOTE_EXECUTOR, RemoteExecutor, RemoteJob};
 use crate::cache::Cache;
 use crate::config::{PluginSettings, Project, Task, Workspace};
+use crate::events::TaskStatus;
 use crate::guard::{grace_period, stop_group};
 use crate::plugin::{ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured};
-use crate::report::{TaskStatus, Terminal};
+use crate::report::Terminal;
 
 /// Carries the absolute workspace root to executors (and their children),
 /// so a plugin can map `task.cwd` to a host path (bubblewrap binds need one).

@@ -19,11 +19,12 @@ use tokio::sync::{Notify, mpsc};
 use super::executor::Prepared;
 use crate::cache::{Cache, CacheKey, KeyManifest, Lookup};
 use crate::config::{Ready, Task};
+use crate::events::{CacheOutcome, TaskResult, TaskStatus};
 use crate::guard::{
     Groups, TaskCommand, TaskMark, find_escapees, grace_period, group_alive, group_members, last_pid, spawn_task,
     stop_group, stop_pids,
 };
-use crate::report::{CacheOutcome, TaskResult, TaskStatus, Terminal};
+use crate::report::Terminal;
 
 /// How long output may stay open after a task's group is gone (a process
 /// that left the group with `setsid` can hold the pipe).

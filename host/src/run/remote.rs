@@ -13,9 +13,9 @@ use std::time::Duration;
 use super::job::Job;
 use crate::cache::{Cache, GlobFilter, list_files};
 use crate::config::{Project, RemoteSettings, Task, Workspace};
+use crate::events::TaskStatus;
 use crate::remote::exec::{ExecError, RemoteSpec, output_paths};
 use crate::remote::{Reapi, RemoteError, runtime};
-use crate::report::TaskStatus;
 
 /// The executor name that means the `[remote]` server.
 pub const REMOTE_EXECUTOR: &str = "remote";

@@ -17,8 +17,9 @@ use super::source::start;
 use crate::cache::{Cache, CacheMode};
 use crate::config::{Workspace, find_workspace_root, load_workspace};
 use crate::error::{Error, ErrorKind, Result};
+use crate::events::TaskResult;
 use crate::graph::TaskGraph;
-use crate::report::{Style, TaskResult};
+use crate::report::Style;
 use crate::run::{RunOptions, Selection, Session, Signals, plan};
 
 /// What woke the loop.
@@ -61,7 +62,7 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     let window = DebounceWindow::from_env();
     let root = find_workspace_root(&req.cwd)?;
     let (source, mut rx) = start(&root).map_err(|e| Error::internal(format!("vx watch: {e}")))?;
-    eprintln!("vx watch: watching {} ({}); press Ctrl-C to stop", root.display(), source.description);
+    tracing::info!(target: "vx watch", "watching {} ({}); press Ctrl-C to stop", root.display(), source.description);
     loop {
         let loaded = load_workspace(&req.cwd).and_then(|ws| {
             let graph = plan(&ws, &req.selection)?;
@@ -71,7 +72,7 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
         let (ws, graph, cache) = match loaded {
             Ok(loaded) => loaded,
             Err(e) => {
-                eprintln!("vx: error: {e}");
+                tracing::error!("{e}");
                 say(style, "waiting for a change to the configuration");
                 match wait_for_config(&mut rx, &mut signals, window).await {
                     Some(code) => return Ok(code),
@@ -154,7 +155,7 @@ async fn watch_workspace(
 
 fn status_text(result: &TaskResult) -> String {
     match &result.status {
-        crate::report::TaskStatus::Failed(why) => why.clone(),
+        crate::events::TaskStatus::Failed(why) => why.clone(),
         other => format!("{other:?}").to_lowercase(),
     }
 }

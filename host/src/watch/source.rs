@@ -60,7 +60,7 @@ pub fn start(root: &Path) -> Result<(Source, mpsc::UnboundedReceiver<Vec<PathBuf
             .and_then(|mut w| w.watch(root, RecursiveMode::Recursive).map(|()| w))
         {
             Ok(w) => return Ok((Source { _watcher: Box::new(w), description: "the OS file watcher".into() }, rx)),
-            Err(e) => eprintln!("vx: the OS file watcher could not start ({e}); polling instead"),
+            Err(e) => tracing::info!(target: "vx", "the OS file watcher could not start ({e}); polling instead"),
         }
     }
     let interval = poll

@@ -1,0 +1,103 @@
+//! The run-event stream: what happened, as typed events, between the
+//! engine that produces them and everything that shows or keeps them.
+//!
+//! The engine ([`crate::run`]) never prints. It emits [`Event`]s on a
+//! [`Bus`], and each [`Subscriber`] decides what to do with them: the
+//! terminal (prefixed lines, the status line, GitHub groups), the
+//! end-of-run reports (markdown, GitHub annotations, reporter plugins) and
+//! history. Warnings from code that knows nothing of a run (the cache, the
+//! REAPI client, the guard, plugins) are `tracing` records; [`bridge`]
+//! turns them into [`Event::Warning`] on the same bus, so a front end sees
+//! everything through one path.
+//!
+//! Delivery is synchronous and in order: `emit` returns once every
+//! subscriber has seen the event. That keeps a task's lines whole and in
+//! the order the task wrote them, and it is cheap (no allocation per
+//! event: payloads are borrowed). A subscriber that needs to keep an event
+//! copies what it needs. The list of events is documented in
+//! `docs/architecture.md`; later consumers (run summaries, profiles, the
+//! dashboard, subscriber plugins) build on it.
+
+pub mod bridge;
+mod outcome;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use outcome::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
+
+use crate::cache::KeyManifest;
+use crate::error::ErrorKind;
+
+/// One thing that happened in a run. Task events carry the task's id
+/// (`project#task`).
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// The plan is fixed: these tasks will be walked, in this order.
+    Planned { tasks: &'a [String], concurrency: usize },
+    /// A task's command is starting (a cache miss when it has a key).
+    Started { task: &'a str, key: Option<&'a str>, executor: &'a str },
+    /// One line of a task's output, with its newline when it had one.
+    Output { task: &'a str, line: &'a [u8] },
+    /// A task's key was looked up and not found: it will run.
+    CacheMiss { task: &'a str, key: &'a str },
+    /// A task's outputs were restored from the cache; `log` is the output
+    /// it wrote when it ran.
+    CacheHit { task: &'a str, key: &'a str, tier: CacheOutcome, log: &'a [u8] },
+    /// Something vx says about one task (a timeout, a restart, why it is
+    /// not cached): always shown, beside the task's output.
+    TaskNote { task: &'a str, message: &'a str },
+    /// A task is settled: ran (or restored) and ended, with its status,
+    /// duration, cache outcome and, when it was keyed, the key's manifest.
+    Finished { result: &'a TaskResult, manifest: Option<&'a KeyManifest> },
+    /// A warning or message from vx not tied to a task. `source` is the
+    /// `tracing` target (`vx`, `vx worker`, …).
+    Warning { level: Level, source: &'a str, message: &'a str },
+    /// Ctrl-C, SIGTERM or SIGHUP: vx is stopping every task.
+    Interrupted { kind: ErrorKind },
+    /// The walk is over: every task has a result.
+    RunFinished { summary: &'a RunSummary },
+}
+
+/// How loud a [`Event::Warning`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// A line from a long-running command (`vx worker`, `vx watch`).
+    Info,
+    Warning,
+    Error,
+}
+
+/// Something that watches a run.
+pub trait Subscriber: Send + Sync + fmt::Debug {
+    fn on(&self, event: &Event<'_>);
+}
+
+/// The subscribers of one run, cheap to clone into every task.
+#[derive(Debug, Clone, Default)]
+pub struct Bus {
+    subscribers: Arc<[Arc<dyn Subscriber>]>,
+}
+
+impl Bus {
+    pub fn new(subscribers: Vec<Arc<dyn Subscriber>>) -> Bus {
+        Bus { subscribers: subscribers.into() }
+    }
+
+    /// Delivers `event` to every subscriber, in order.
+    pub fn emit(&self, event: Event<'_>) {
+        for s in self.subscribers.iter() {
+            s.on(&event);
+        }
+    }
+
+    /// Shorthand for [`Event::TaskNote`].
+    pub fn note(&self, task: &str, message: &str) {
+        self.emit(Event::TaskNote { task, message });
+    }
+
+    /// Shorthand for [`Event::Output`].
+    pub fn output(&self, task: &str, line: &[u8]) {
+        self.emit(Event::Output { task, line });
+    }
+}

@@ -1,0 +1,99 @@
+//! The outcome of a task and of a run, as events carry them: a task's
+//! status, where its result came from, and the summary of the walk. How
+//! they look is `report`'s business.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStatus {
+    Succeeded,
+    /// Exit code, or the signal that ended it.
+    Failed(String),
+    TimedOut(Duration),
+    /// Stopped because vx was interrupted.
+    Cancelled,
+    /// Did not run; the reason is a sentence fragment.
+    Skipped(String),
+}
+
+/// Where a task's result came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheOutcome {
+    /// Not cacheable, or the cache is off.
+    #[default]
+    Uncached,
+    /// Looked up, not found (or not read): the task ran.
+    Miss,
+    /// Restored from the local store.
+    Local,
+    /// Restored from a remote tier.
+    Remote,
+}
+
+impl CacheOutcome {
+    pub fn is_hit(self) -> bool {
+        matches!(self, CacheOutcome::Local | CacheOutcome::Remote)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskResult {
+    pub id: String,
+    pub status: TaskStatus,
+    pub duration: Duration,
+    pub cache: CacheOutcome,
+    /// The cache key, when one was computed.
+    pub key: Option<String>,
+    /// The exit code of the task's main process, when it ran and exited.
+    pub exit_code: Option<i32>,
+    /// The last lines of a failed task's output, for reports.
+    pub log_tail: Option<String>,
+}
+
+impl TaskResult {
+    /// A result for a task that never ran.
+    pub fn not_run(id: String, status: TaskStatus) -> TaskResult {
+        TaskResult {
+            id,
+            status,
+            duration: Duration::ZERO,
+            cache: CacheOutcome::Uncached,
+            key: None,
+            exit_code: None,
+            log_tail: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    pub results: Vec<TaskResult>,
+    pub wall: Duration,
+}
+
+impl RunSummary {
+    fn count(&self, f: impl Fn(&TaskStatus) -> bool) -> usize {
+        self.results.iter().filter(|r| f(&r.status)).count()
+    }
+
+    pub fn succeeded(&self) -> usize {
+        self.count(|s| *s == TaskStatus::Succeeded)
+    }
+
+    /// Failed, timed out or cancelled: anything that ran and did not succeed.
+    pub fn failed(&self) -> usize {
+        self.count(|s| matches!(s, TaskStatus::Failed(_) | TaskStatus::TimedOut(_) | TaskStatus::Cancelled))
+    }
+
+    pub fn skipped(&self) -> usize {
+        self.count(|s| matches!(s, TaskStatus::Skipped(_)))
+    }
+
+    pub fn ran(&self) -> usize {
+        self.results.len() - self.skipped()
+    }
+
+    pub fn cached(&self) -> usize {
+        self.results.iter().filter(|r| r.cache.is_hit()).count()
+    }
+}

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::record::shell_quote;
 use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
+use crate::run::shell_quote;
 
 /// Print the last invocation as one paste-able line.
 #[derive(Debug, Args)]

@@ -12,7 +12,6 @@ mod lock;
 mod pick;
 mod plugin_cmd;
 mod plugin_new;
-mod record;
 mod report;
 mod run;
 mod show;

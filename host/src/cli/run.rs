@@ -3,18 +3,19 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::args::parse_tag;
 use super::exec_args::{ExecArgs, runtime};
-use super::record::record_run;
-use crate::cache::{History, state_dir};
-use crate::config::load_workspace;
-use crate::error::{Error, ErrorKind, Result};
-use crate::graph::to_dot;
-use crate::report::{github_annotations, github_step_summary, markdown};
-use crate::run::{DryPlan, execute, plan, plan_keys, planned_statuses, predict};
+use crate::cache::{Cache, History, state_dir};
+use crate::config::{Workspace, load_workspace};
+use crate::error::{Error, Result};
+use crate::events::{Bus, Subscriber};
+use crate::graph::{TaskGraph, to_dot};
+use crate::report::GithubOutput;
+use crate::run::{DryPlan, HistoryRecorder, execute, plan, plan_keys, planned_statuses, predict};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -24,6 +25,15 @@ const RUN_HELP: &str = "Examples:
   vx run test --filter ...ui         ui and everything that depends on it
   vx run test --affected=origin/main projects changed since origin/main, and dependents
   vx run build --dry=json            the plan as JSON, nothing runs";
+
+/// `--dry`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryFormat {
+    /// For people: one block per task.
+    Text,
+    /// For tools: the plan as one JSON document.
+    Json,
+}
 
 /// Run tasks in dependency order.
 #[derive(Debug, Args)]
@@ -42,7 +52,7 @@ pub struct RunArgs {
 
     /// Print the plan instead of running it: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
-    pub dry: Option<String>,
+    pub dry: Option<DryFormat>,
 
     /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
@@ -66,16 +76,6 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let started = std::time::SystemTime::now();
     let command = "run";
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
-    let dry = match args.dry.as_deref() {
-        None => None,
-        Some("text") => Some(false),
-        Some("json") => Some(true),
-        Some(other) => {
-            return Err(
-                Error::usage(format!("--dry expects text or json, got `{other}`")).with_hint("see `vx run --help`")
-            );
-        }
-    };
     let mut prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
     if args.frozen {
@@ -93,62 +93,24 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     };
     let graph = plan(&ws, &prepared.selection)?;
     let cache = prepared.open_cache(&ws)?;
-    let concurrency = prepared.opts.concurrency;
-
     if let Some(path) = &args.graph {
-        let dot = to_dot(&graph);
-        if path.as_os_str() == "-" {
-            print!("{dot}");
-        } else {
-            std::fs::write(cwd.join(path), dot).map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
-        }
+        print_graph(&graph, cwd, path)?;
         return Ok(0);
     }
-    if let Some(json) = dry {
-        let keys = plan_keys(&ws, &graph, &cache);
-        cache.save_index();
-        let statuses = planned_statuses(&ws, &graph, &cache, &keys);
-        let history = History::open(&state_dir(&ws).join("history.db")).ok();
-        let etas: Vec<Option<std::time::Duration>> = (0..graph.len())
-            .map(|n| {
-                if statuses[n].starts_with("hit-") {
-                    return Some(std::time::Duration::ZERO);
-                }
-                history.as_ref().and_then(|h| h.p50(&graph.nodes[n].id.to_string()))
-            })
-            .collect();
-        let prediction = predict(&graph, &etas, concurrency);
-        let dry = DryPlan {
-            ws: &ws,
-            graph: &graph,
-            cache: &cache,
-            keys: &keys,
-            statuses: &statuses,
-            etas: &etas,
-            prediction,
-        };
-        let text = if json { dry.to_json() } else { dry.to_text() };
-        print!("{text}");
+    if let Some(format) = args.dry {
+        print_dry(&ws, &graph, &cache, prepared.opts.concurrency, format);
         return Ok(0);
     }
-
     let reporter = args.report.as_deref().map(|name| super::report::Reporter::open(&ws, name)).transpose()?;
-    let outcome = runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache))))?;
-    let code = match outcome.interrupted {
-        Some(kind) => kind.exit_code(),
-        None if outcome.summary.failed() > 0 => ErrorKind::TaskFailed.exit_code(),
-        None => 0,
-    };
-    record_run(&ws, argv, cwd, &tags, started, code, &outcome);
-    if args.summary {
-        print!("{}", outcome.summary.render_details());
-    }
+    let terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
+    let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
+    subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, cwd, &tags, started)));
     if prepared.opts.github {
-        print!("{}", github_annotations(&outcome.summary));
-        if let Err(e) = github_step_summary(&markdown::render(&outcome.summary, argv)) {
-            eprintln!("vx: warning: could not append to $GITHUB_STEP_SUMMARY: {e}");
-        }
+        subscribers.push(Arc::new(GithubOutput { argv: argv.to_vec() }));
     }
+    let outcome =
+        runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache)), Bus::new(subscribers)))?;
+    let code = outcome.exit_code();
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
         if let Err(e) = reporter.write(&outcome.summary, argv, started, &tags, file.as_deref()) {
@@ -158,4 +120,37 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// `--graph[=FILE]`: the task graph in Graphviz DOT.
+fn print_graph(graph: &TaskGraph, cwd: &Path, path: &Path) -> Result<()> {
+    let dot = to_dot(graph);
+    if path.as_os_str() == "-" {
+        print!("{dot}");
+        return Ok(());
+    }
+    std::fs::write(cwd.join(path), dot).map_err(|e| Error::io(format_args!("write {}", path.display()), e))
+}
+
+/// `--dry[=FORMAT]`: the plan with keys, cache statuses and ETAs.
+fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usize, format: DryFormat) {
+    let keys = plan_keys(ws, graph, cache);
+    cache.save_index();
+    let statuses = planned_statuses(ws, graph, cache, &keys);
+    let history = History::open(&state_dir(ws).join("history.db")).ok();
+    let etas: Vec<Option<Duration>> = (0..graph.len())
+        .map(|n| {
+            if statuses[n].is_hit() {
+                return Some(Duration::ZERO);
+            }
+            history.as_ref().and_then(|h| h.p50(&graph.nodes[n].id.to_string()))
+        })
+        .collect();
+    let prediction = predict(graph, &etas, concurrency);
+    let dry = DryPlan { ws, graph, cache, keys: &keys, statuses: &statuses, etas: &etas, prediction };
+    let text = match format {
+        DryFormat::Text => dry.to_text(),
+        DryFormat::Json => dry.to_json(),
+    };
+    print!("{text}");
 }

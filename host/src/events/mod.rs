@@ -55,8 +55,9 @@ pub enum Event<'a> {
     Warning { level: Level, source: &'a str, message: &'a str },
     /// Ctrl-C, SIGTERM or SIGHUP: vx is stopping every task.
     Interrupted { kind: ErrorKind },
-    /// The walk is over: every task has a result.
-    RunFinished { summary: &'a RunSummary },
+    /// The walk is over: every task has a result. `interrupted` is set
+    /// when a signal stopped it.
+    RunFinished { summary: &'a RunSummary, interrupted: Option<ErrorKind> },
 }
 
 /// How loud a [`Event::Warning`] is.

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::error::ErrorKind;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskStatus {
     Succeeded,
@@ -95,5 +97,15 @@ impl RunSummary {
 
     pub fn cached(&self) -> usize {
         self.results.iter().filter(|r| r.cache.is_hit()).count()
+    }
+
+    /// The run's exit code: the signal's when one stopped it, 1 when a
+    /// task failed, else 0.
+    pub fn exit_code(&self, interrupted: Option<ErrorKind>) -> u8 {
+        match interrupted {
+            Some(kind) => kind.exit_code(),
+            None if self.failed() > 0 => ErrorKind::TaskFailed.exit_code(),
+            None => 0,
+        }
     }
 }

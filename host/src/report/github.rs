@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::summary::format_duration;
-use crate::events::{RunSummary, TaskStatus};
+use crate::events::{Event, RunSummary, Subscriber, TaskStatus};
 
 pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
@@ -41,6 +41,25 @@ pub fn github_step_summary(markdown: &str) -> std::io::Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else { return Ok(()) };
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(markdown.as_bytes())
+}
+
+/// After a run under GitHub Actions: the annotations on stdout and the
+/// markdown report on the job's summary page.
+#[derive(Debug)]
+pub struct GithubOutput {
+    /// The arguments as typed, for the report's heading.
+    pub argv: Vec<String>,
+}
+
+impl Subscriber for GithubOutput {
+    fn on(&self, event: &Event<'_>) {
+        if let Event::RunFinished { summary, .. } = event {
+            print!("{}", github_annotations(summary));
+            if let Err(e) = github_step_summary(&super::markdown::render(summary, &self.argv)) {
+                eprintln!("vx: warning: could not append to $GITHUB_STEP_SUMMARY: {e}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! What the user sees of a run: task output with `project#task` prefixes,
-//! colour when it helps, and the final summary. The run loop reports
-//! events; this module decides how they look.
+//! colour when it helps, and the final summary. The engine emits run
+//! events (`crate::events`); the subscribers here decide how they look:
+//! [`Terminal`] (with the status line and GitHub groups), [`GithubOutput`]
+//! and [`Stderr`] for warnings outside a run.
 
 mod github;
 pub mod markdown;
@@ -10,7 +12,7 @@ mod style;
 mod summary;
 mod terminal;
 
-pub use github::{github_actions, github_annotations, github_step_summary};
+pub use github::{GithubOutput, github_actions, github_annotations, github_step_summary};
 pub use progress::StatusLine;
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};

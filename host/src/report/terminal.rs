@@ -8,7 +8,9 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use super::progress::StatusLine;
+use super::stderr::warning_line;
 use super::style::Style;
+use crate::events::{Event, Subscriber, TaskStatus};
 
 /// `--output-logs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +50,8 @@ pub struct Terminal {
     out: Mutex<std::io::Stdout>,
     /// Under GitHub Actions each task's log is a collapsible `::group::`.
     github: bool,
+    /// `--summary`: the slowest tasks and the hit rate after the summary.
+    details: bool,
     /// The status line, on a terminal only.
     status: Option<Mutex<StatusLine>>,
 }
@@ -61,8 +65,15 @@ impl Terminal {
             held: Mutex::new(HashMap::new()),
             out: Mutex::new(std::io::stdout()),
             github: false,
+            details: false,
             status: None,
         }
+    }
+
+    /// Prints `--summary`'s details after the run's summary.
+    pub fn with_details(mut self, on: bool) -> Self {
+        self.details = on;
+        self
     }
 
     /// Shows a status line below the output (the caller decides that
@@ -127,7 +138,7 @@ impl Terminal {
     }
 
     /// A task started running (a cache miss when it has a key).
-    pub fn started(&self, id: &str, key: Option<&str>) {
+    fn started(&self, id: &str, key: Option<&str>) {
         self.update_status(|s| s.start(id));
         if self.logs == OutputLogs::HashOnly {
             let text = match key {
@@ -139,8 +150,8 @@ impl Terminal {
     }
 
     /// A task's result came from the cache: say so and replay its log as
-    /// `--output-logs` asks.
-    pub fn cached(&self, id: &str, key: &str, log: &[u8]) {
+    /// `--output-logs` asks (its `finished` follows).
+    fn cached(&self, id: &str, key: &str, log: &[u8]) {
         let (note, replay) = match self.logs {
             OutputLogs::Full => (Some("cache hit, replaying logs"), true),
             OutputLogs::NewOnly => (Some("cache hit, suppressing logs"), false),
@@ -156,11 +167,10 @@ impl Terminal {
                 self.line(id, line);
             }
         }
-        self.finished(id, true);
     }
 
     /// One line of a task's output (with or without its newline).
-    pub fn line(&self, id: &str, line: &[u8]) {
+    fn line(&self, id: &str, line: &[u8]) {
         if self.holds() && self.logs != OutputLogs::None && self.logs != OutputLogs::HashOnly {
             let mut held = self.held.lock().expect("held lock poisoned");
             held.entry(id.to_string()).or_default().extend(self.prefixed(id, line));
@@ -170,12 +180,12 @@ impl Terminal {
     }
 
     /// A message from vx about a task (warnings), always shown.
-    pub fn note(&self, id: &str, message: &str) {
+    fn note(&self, id: &str, message: &str) {
         self.write(&self.prefixed(id, self.style.yellow(message).as_bytes()));
     }
 
     /// A task ended: release its held lines if its mode says so.
-    pub fn finished(&self, id: &str, success: bool) {
+    fn finished(&self, id: &str, success: bool) {
         self.update_status(|s| s.finish(id));
         let held = self.held.lock().expect("held lock poisoned").remove(id);
         if let Some(buf) = held {
@@ -196,12 +206,36 @@ impl Terminal {
     }
 
     /// Text from vx itself (the summary).
-    pub fn print(&self, text: &str) {
+    fn print(&self, text: &str) {
         self.write(text.as_bytes());
     }
 
     /// Removes the status line for good (the run is over).
-    pub fn clear_status(&self) {
+    fn clear_status(&self) {
         self.update_status(StatusLine::hide);
+    }
+}
+
+impl Subscriber for Terminal {
+    fn on(&self, event: &Event<'_>) {
+        match *event {
+            Event::Started { task, key, .. } => self.started(task, key),
+            Event::Output { task, line } => self.line(task, line),
+            Event::CacheHit { task, key, log, .. } => self.cached(task, key, log),
+            Event::TaskNote { task, message } => self.note(task, message),
+            Event::Finished { result, .. } => self.finished(&result.id, result.status == TaskStatus::Succeeded),
+            Event::Warning { level, source, message } => eprintln!("{}", warning_line(level, source, message)),
+            Event::Interrupted { .. } => {
+                self.print(&self.style.yellow("vx: stopping tasks (press Ctrl-C again to kill them now)\n"));
+            }
+            Event::RunFinished { summary, .. } => {
+                self.clear_status();
+                self.print(&summary.render(self.style));
+                if self.details {
+                    self.print(&summary.render_details());
+                }
+            }
+            Event::Planned { .. } | Event::CacheMiss { .. } => {}
+        }
     }
 }

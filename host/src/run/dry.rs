@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use super::eta::Prediction;
-use super::keys::PlannedKey;
+use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::Cache;
 use crate::config::{Command, Workspace};
 use crate::graph::TaskGraph;
@@ -28,7 +28,7 @@ pub struct DryPlan<'a> {
     pub cache: &'a Cache,
     pub keys: &'a [PlannedKey],
     /// Each node's cache status (`planned_statuses`).
-    pub statuses: &'a [&'static str],
+    pub statuses: &'a [PlannedCache],
     /// Expected duration per node (`None`: no history); zero for a hit.
     pub etas: &'a [Option<std::time::Duration>],
     pub prediction: Prediction,
@@ -37,7 +37,7 @@ pub struct DryPlan<'a> {
 impl DryPlan<'_> {
     fn key_fields(&self, n: usize) -> (Option<String>, &'static str, serde_json::Value) {
         let key = &self.keys[n];
-        let status = self.statuses[n];
+        let status = self.statuses[n].as_str();
         match key {
             Ok((key, manifest)) => (
                 Some(key.0.clone()),

@@ -1,6 +1,7 @@
 //! The engine: walks the task graph, keeps up to `--concurrency` tasks
-//! running, streams their output, applies timeouts and `--continue`, and
-//! stops everything through the guard on SIGINT/SIGTERM/SIGHUP.
+//! running, applies `--continue`, and stops everything through the guard
+//! on SIGINT/SIGTERM/SIGHUP. It prints nothing: what happens is emitted on
+//! the run's event bus (`events`), and the subscribers show it.
 //!
 //! A [`Session`] owns what outlives one walk of the graph: the guard, the
 //! registry of process groups, every task's key, and the persistent tasks
@@ -18,18 +19,16 @@ use nix::sys::signal::Signal;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::executor::{Executors, Prepared};
-use super::job::{CacheJob, Job, Persistence};
-use super::local::task_command;
+use super::exec::Executors;
+use super::lifecycle::{JobResult, Shared};
 use super::options::RunOptions;
 use super::signals::Signals;
-use crate::cache::{Cache, CacheKey, History, KeyManifest, state_dir};
+use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
-use crate::events::{RunSummary, TaskResult, TaskStatus};
+use crate::events::{Bus, Event, RunSummary, TaskResult, TaskStatus, bridge};
 use crate::graph::{SkipReason, TaskGraph, Walker};
-use crate::guard::{Groups, RUN_ID_VAR, TaskMark, grace_period, hurry, signal_group, stop_group};
-use crate::report::{StatusLine, Style, Terminal};
+use crate::guard::{Groups, grace_period, hurry, signal_group, stop_group};
 
 /// What a cycle produced.
 #[derive(Debug)]
@@ -41,21 +40,27 @@ pub struct RunOutcome {
     pub manifests: Vec<(String, String, KeyManifest)>,
 }
 
+impl RunOutcome {
+    /// The exit code of the run: the signal's, 1 when a task failed, else 0.
+    pub fn exit_code(&self) -> u8 {
+        self.summary.exit_code(self.interrupted)
+    }
+}
+
 /// Runs the whole graph once (`vx run`).
 pub async fn execute(
     ws: &Workspace,
     graph: &TaskGraph,
     opts: &RunOptions,
     cache: Option<Arc<Cache>>,
+    events: Bus,
 ) -> Result<RunOutcome> {
     let mut signals = Signals::install()?;
-    let mut session = Session::new(ws, graph, opts.clone(), cache, false);
+    let mut session = Session::new(ws, graph, opts.clone(), cache, false, events);
     let outcome = session.run_cycle(None, &mut signals).await;
     session.shutdown().await;
     outcome
 }
-
-type JobResult = (usize, TaskResult, Option<KeyManifest>);
 
 /// A persistent task alive in the session.
 #[derive(Debug)]
@@ -69,25 +74,42 @@ struct Server {
 
 #[derive(Debug)]
 pub struct Session<'w> {
-    ws: &'w Workspace,
-    graph: &'w TaskGraph,
-    opts: RunOptions,
-    cache: Option<Arc<Cache>>,
+    shared: Shared<'w>,
     /// `vx watch`: servers stay up between cycles.
     keep_servers: bool,
-    style: Style,
-    term: Arc<Terminal>,
-    run_id: String,
-    groups: Groups,
-    cancelled: Arc<AtomicBool>,
-    keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
     servers: HashMap<usize, Server>,
     generation: u64,
-    ready_tx: mpsc::UnboundedSender<usize>,
     ready_rx: mpsc::UnboundedReceiver<usize>,
     ended_tx: mpsc::UnboundedSender<(u64, JobResult)>,
     ended_rx: mpsc::UnboundedReceiver<(u64, JobResult)>,
-    executors: Executors,
+    /// Warnings from the cache, remote and guard code reach this run's bus.
+    _routed: bridge::Routed,
+}
+
+/// One walk of the graph.
+struct Cycle<'g> {
+    started: Instant,
+    /// The nodes this cycle walks (the rest count as done).
+    member: Vec<bool>,
+    walker: Walker<'g>,
+    results: Vec<Option<TaskResult>>,
+    running: JoinSet<JobResult>,
+    manifests: Vec<(String, String, KeyManifest)>,
+    interrupted: Option<ErrorKind>,
+    /// Tasks holding a concurrency slot: all running ones, except
+    /// persistent tasks once ready (a server must not starve its dependents).
+    in_slot: BTreeSet<usize>,
+}
+
+impl Cycle<'_> {
+    fn settle(&mut self, node: usize, result: TaskResult, manifest: Option<KeyManifest>) {
+        if let (Some(m), Some(key)) = (manifest, &result.key) {
+            self.manifests.push((result.id.clone(), key.clone(), m));
+        }
+        self.in_slot.remove(&node);
+        self.walker.finish(node, result.status == TaskStatus::Succeeded);
+        self.results[node] = Some(result);
+    }
 }
 
 impl<'w> Session<'w> {
@@ -97,13 +119,8 @@ impl<'w> Session<'w> {
         opts: RunOptions,
         cache: Option<Arc<Cache>>,
         keep_servers: bool,
+        events: Bus,
     ) -> Self {
-        let style = Style { enabled: opts.color };
-        let term = Arc::new(
-            Terminal::new(style, opts.output_logs, opts.log_order)
-                .with_github_groups(opts.github)
-                .with_status(status_line(ws, graph, &opts)),
-        );
         let run_id = format!(
             "{}-{:x}",
             std::process::id(),
@@ -112,42 +129,47 @@ impl<'w> Session<'w> {
         let groups = groups_for(&run_id, graph.is_empty());
         let (ready_tx, ready_rx) = mpsc::unbounded_channel();
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
-        Session {
+        let routed = bridge::route(events.clone());
+        let shared = Shared {
             ws,
             graph,
             keys: Arc::new(Mutex::new(vec![None; graph.len()])),
             opts,
             cache,
-            keep_servers,
-            style,
-            term,
             run_id,
             groups,
+            events,
             cancelled: Arc::new(AtomicBool::new(false)),
+            ready_tx,
+            executors: Executors::new(ws),
+        };
+        Session {
+            shared,
+            keep_servers,
             servers: HashMap::new(),
             generation: 0,
-            ready_tx,
             ready_rx,
             ended_tx,
             ended_rx,
-            executors: Executors::new(ws),
+            _routed: routed,
         }
     }
 
-    pub fn terminal(&self) -> &Terminal {
-        &self.term
+    /// The run's event bus (for notes from `vx watch`).
+    pub fn events(&self) -> &Bus {
+        &self.shared.events
     }
 
     /// Ids of the persistent tasks running now.
     pub fn running_servers(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.servers.keys().map(|&n| self.graph.nodes[n].id.to_string()).collect();
+        let mut ids: Vec<String> = self.servers.keys().map(|&n| self.shared.graph.nodes[n].id.to_string()).collect();
         ids.sort();
         ids
     }
 
     /// The key each node last ran with.
     pub fn key_of(&self, node: usize) -> Option<CacheKey> {
-        self.keys.lock().expect("keys lock poisoned")[node].clone()
+        self.shared.key_of(node)
     }
 
     /// Waits for a server to end on its own (a crash while idle); returns
@@ -157,7 +179,7 @@ impl<'w> Session<'w> {
             let (generation, (node, result, _)) = self.ended_rx.recv().await?;
             if self.servers.get(&node).is_some_and(|s| s.generation == generation) {
                 self.servers.remove(&node);
-                return Some((self.graph.nodes[node].id.to_string(), result));
+                return Some((self.shared.graph.nodes[node].id.to_string(), result));
             }
         }
     }
@@ -176,211 +198,161 @@ impl<'w> Session<'w> {
         for node in nodes {
             self.stop_server(node).await;
         }
-        self.groups.close_guard();
-        if let Some(cache) = &self.cache {
+        self.shared.groups.close_guard();
+        if let Some(cache) = &self.shared.cache {
             let cache = cache.clone();
             let _ = tokio::task::spawn_blocking(move || cache.finish()).await;
         }
     }
 
-    fn job(&self, node: usize) -> Job {
-        let graph = self.graph;
-        let n = &graph.nodes[node];
-        let project = &self.ws.projects[n.project];
-        let task = &project.tasks[&n.id.task];
-        let mut command = task_command(self.ws, project, task);
-        command.env.push((RUN_ID_VAR.into(), self.run_id.clone().into()));
-        let persistent = task.persistent.then(|| Persistence {
-            ready: task.ready.clone(),
-            ready_timeout: task.ready_timeout,
-            dir: project.dir.clone(),
-            ready_tx: self.ready_tx.clone(),
-            stop: Arc::new(Notify::new()),
-        });
-        let cache = self.cache.as_ref().filter(|c| c.enabled()).map(|c| CacheJob {
-            cache: c.clone(),
-            root: self.ws.root.clone(),
-            project_dir: project.dir.clone(),
-            task: task.clone(),
-            executor_config: String::new(),
-            deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
-            keys: self.keys.clone(),
-        });
-        Job {
-            node,
-            id: n.id.to_string(),
-            command,
-            mark: TaskMark { run_id: self.run_id.clone(), project: project.name.clone(), task: task.name.clone() },
-            timeout: task.timeout.or(self.opts.timeout),
-            persistent,
-            cache,
-            groups: self.groups.clone(),
-            term: self.term.clone(),
-            cancelled: self.cancelled.clone(),
-            executor: Prepared::Local,
-        }
-    }
-
-    /// The executor a task runs on: `--executor` for every task that is not
-    /// persistent (servers stay local), else its own.
-    fn executor_of(&self, task: &crate::config::Task) -> String {
-        match &self.opts.executor {
-            Some(name) if !task.persistent => name.clone(),
-            _ => task.executor.clone(),
-        }
-    }
-
-    /// The key a node would get now (its dependencies' keys as recorded).
-    async fn key_now(&self, node: usize) -> Option<CacheKey> {
-        let cache = self.cache.clone()?;
-        let graph = self.graph;
-        let deps: Option<Vec<(String, CacheKey)>> = {
-            let keys = self.keys.lock().expect("keys lock poisoned");
-            graph.deps[node].iter().map(|&d| keys[d].clone().map(|k| (graph.nodes[d].id.to_string(), k))).collect()
-        };
-        let n = &graph.nodes[node];
-        let project = &self.ws.projects[n.project];
-        let (root, dir, task, id) =
-            (self.ws.root.clone(), project.dir.clone(), project.tasks[&n.id.task].clone(), n.id.to_string());
-        let deps = deps?;
-        tokio::task::spawn_blocking(move || cache.task_key(&root, &dir, &id, &task, "", &deps).ok().map(|(k, _)| k))
-            .await
-            .ok()
-            .flatten()
-    }
-
     /// Walks the graph once: every node when `subset` is `None`, else only
     /// the marked ones (the rest count as done, with their recorded keys).
     pub async fn run_cycle(&mut self, subset: Option<&BTreeSet<usize>>, signals: &mut Signals) -> Result<RunOutcome> {
-        let started = Instant::now();
-        let graph = self.graph;
+        let graph = self.shared.graph;
         let member: Vec<bool> = (0..graph.len()).map(|n| subset.is_none_or(|s| s.contains(&n))).collect();
-        let mut walker = Walker::with_subset(graph, self.opts.continue_mode, &member);
-        let mut results: Vec<Option<TaskResult>> = vec![None; graph.len()];
-        let mut running: JoinSet<JobResult> = JoinSet::new();
-        let mut manifests = Vec::new();
-        let mut interrupted: Option<ErrorKind> = None;
-        // Tasks holding a concurrency slot: all running ones, except
-        // persistent tasks once ready (a server must not starve its dependents).
-        let mut in_slot: BTreeSet<usize> = BTreeSet::new();
-
+        let planned: Vec<String> = graph
+            .topological_order()
+            .into_iter()
+            .filter(|&n| member[n])
+            .map(|n| graph.nodes[n].id.to_string())
+            .collect();
+        self.shared.events.emit(Event::Planned { tasks: &planned, concurrency: self.shared.opts.concurrency });
+        let mut cycle = Cycle {
+            started: Instant::now(),
+            walker: Walker::with_subset(graph, self.shared.opts.continue_mode, &member),
+            member,
+            results: vec![None; graph.len()],
+            running: JoinSet::new(),
+            manifests: Vec::new(),
+            interrupted: None,
+            in_slot: BTreeSet::new(),
+        };
         loop {
-            while in_slot.len() < self.opts.concurrency.max(1) {
-                let Some(node) = walker.next_ready() else { break };
-                let n = &graph.nodes[node];
-                let task = &self.ws.projects[n.project].tasks[&n.id.task];
-                let executor = self.executor_of(task);
-                let dep_outputs = || {
-                    graph.deps[node]
-                        .iter()
-                        .map(|&d| {
-                            let dn = &graph.nodes[d];
-                            let p = &self.ws.projects[dn.project];
-                            (p.dir.clone(), p.tasks[&dn.id.task].outputs.clone())
-                        })
-                        .collect()
-                };
-                let prepared = self.executors.prepare(
-                    &self.ws.projects[n.project],
-                    task,
-                    &executor,
-                    self.cache.as_ref(),
-                    dep_outputs,
-                );
-                let prepared = match prepared {
-                    Ok(prepared) => prepared,
-                    Err(why) => {
-                        self.term.note(&n.id.to_string(), &why);
-                        walker.finish(node, false);
-                        results[node] = Some(TaskResult::not_run(n.id.to_string(), TaskStatus::Failed(why)));
-                        continue;
-                    }
-                };
-                if task.persistent && self.servers.contains_key(&node) {
-                    // Still up from an earlier cycle: restart only if its key moved.
-                    let now = self.key_now(node).await;
-                    if now.is_some() && now == self.key_of(node) {
-                        walker.finish(node, true);
-                        continue;
-                    }
-                    self.term.note(&n.id.to_string(), "inputs changed; restarting");
-                    self.stop_server(node).await;
-                }
-                let mut job = self.job(node);
-                if let Some(c) = &mut job.cache {
-                    c.executor_config = prepared.cache_identity();
-                    c.task.executor = executor;
-                }
-                job.executor = prepared;
-                in_slot.insert(node);
-                if let Some(p) = &job.persistent {
-                    self.generation += 1;
-                    let (generation, ended, stop) = (self.generation, self.ended_tx.clone(), p.stop.clone());
-                    let handle = tokio::spawn(async move {
-                        let _ = ended.send((generation, job.run().await));
-                    });
-                    self.servers.insert(node, Server { stop, handle, generation, ready: false });
-                } else {
-                    running.spawn(job.run());
-                }
-            }
-            let servers_settled = if self.keep_servers {
-                self.servers.iter().all(|(n, s)| s.ready || !member[*n])
-            } else {
-                self.servers.is_empty()
-            };
-            if running.is_empty() && servers_settled && (walker.is_stopped() || in_slot.is_empty()) {
+            self.fill_slots(&mut cycle).await;
+            if self.cycle_done(&cycle) {
                 break;
             }
             tokio::select! {
-                Some(joined) = running.join_next(), if !running.is_empty() => {
+                Some(joined) = cycle.running.join_next(), if !cycle.running.is_empty() => {
                     let (node, result, manifest) =
                         joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
-                    self.settle(node, result, manifest, &mut walker, &mut results, &mut manifests, &mut in_slot);
+                    cycle.settle(node, result, manifest);
                 }
                 Some((generation, (node, result, manifest))) = self.ended_rx.recv() => {
-                    if self.servers.get(&node).is_some_and(|s| s.generation == generation) {
-                        self.servers.remove(&node);
-                        if member[node] {
-                            self.settle(node, result, manifest, &mut walker, &mut results, &mut manifests, &mut in_slot);
-                        } else {
-                            self.term.note(&result.id, "server stopped");
-                        }
-                    }
+                    self.server_end(&mut cycle, generation, node, result, manifest);
                 }
                 Some(node) = self.ready_rx.recv() => {
-                    in_slot.remove(&node);
+                    cycle.in_slot.remove(&node);
                     if let Some(server) = self.servers.get_mut(&node) {
                         server.ready = true;
                     }
-                    walker.release(node);
+                    cycle.walker.release(node);
                 }
-                kind = signals.recv() => {
-                    if interrupted.is_none() {
-                        interrupted = Some(kind);
-                        self.cancelled.store(true, Ordering::SeqCst);
-                        walker.interrupt();
-                        self.term.print(&self.style.yellow("vx: stopping tasks (press Ctrl-C again to kill them now)\n"));
-                        for pgid in self.groups.snapshot() {
-                            tokio::spawn(stop_group(pgid, grace_period()));
-                        }
-                        for server in self.servers.values() {
-                            server.stop.notify_one();
-                        }
-                    } else {
-                        hurry();
-                        for pgid in self.groups.snapshot() {
-                            signal_group(pgid, Signal::SIGKILL);
-                        }
-                    }
-                }
+                kind = signals.recv() => self.interrupt(&mut cycle, kind),
             }
             if !self.keep_servers {
-                self.stop_unneeded_servers(&walker);
+                self.stop_unneeded_servers(&cycle.walker);
             }
         }
+        Ok(self.finish(cycle).await)
+    }
 
-        for (node, reason) in walker.skipped() {
+    /// Starts ready tasks while slots are free.
+    async fn fill_slots(&mut self, cycle: &mut Cycle<'w>) {
+        while cycle.in_slot.len() < self.shared.opts.concurrency.max(1) {
+            let Some(node) = cycle.walker.next_ready() else { break };
+            let id = self.shared.graph.nodes[node].id.to_string();
+            let job = match self.shared.prepare(node) {
+                Ok(job) => job,
+                Err(why) => {
+                    self.shared.events.note(&id, &why);
+                    cycle.walker.finish(node, false);
+                    cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));
+                    continue;
+                }
+            };
+            if job.attempt.persistent.is_some() && self.servers.contains_key(&node) {
+                // Still up from an earlier cycle: restart only if its key moved.
+                let now = self.shared.key_now(node).await;
+                if now.is_some() && now == self.key_of(node) {
+                    cycle.walker.finish(node, true);
+                    continue;
+                }
+                self.shared.events.note(&id, "inputs changed; restarting");
+                self.stop_server(node).await;
+            }
+            cycle.in_slot.insert(node);
+            if let Some(p) = &job.attempt.persistent {
+                self.generation += 1;
+                let (generation, ended, stop) = (self.generation, self.ended_tx.clone(), p.stop.clone());
+                let handle = tokio::spawn(async move {
+                    let _ = ended.send((generation, job.run().await));
+                });
+                self.servers.insert(node, Server { stop, handle, generation, ready: false });
+            } else {
+                cycle.running.spawn(job.run());
+            }
+        }
+    }
+
+    /// Whether the walk is over: nothing runs, servers are settled, and
+    /// nothing more can start.
+    fn cycle_done(&self, cycle: &Cycle<'_>) -> bool {
+        let servers_settled = if self.keep_servers {
+            self.servers.iter().all(|(n, s)| s.ready || !cycle.member[*n])
+        } else {
+            self.servers.is_empty()
+        };
+        cycle.running.is_empty() && servers_settled && (cycle.walker.is_stopped() || cycle.in_slot.is_empty())
+    }
+
+    /// A server ended: settle it when this cycle walks it.
+    fn server_end(
+        &mut self,
+        cycle: &mut Cycle<'_>,
+        generation: u64,
+        node: usize,
+        result: TaskResult,
+        manifest: Option<KeyManifest>,
+    ) {
+        if self.servers.get(&node).is_none_or(|s| s.generation != generation) {
+            return;
+        }
+        self.servers.remove(&node);
+        if cycle.member[node] {
+            cycle.settle(node, result, manifest);
+        } else {
+            self.shared.events.note(&result.id, "server stopped");
+        }
+    }
+
+    /// The first signal stops every task with the kill ladder; a second
+    /// kills them now.
+    fn interrupt(&self, cycle: &mut Cycle<'_>, kind: ErrorKind) {
+        if cycle.interrupted.is_some() {
+            hurry();
+            for pgid in self.shared.groups.snapshot() {
+                signal_group(pgid, Signal::SIGKILL);
+            }
+            return;
+        }
+        cycle.interrupted = Some(kind);
+        self.shared.cancelled.store(true, Ordering::SeqCst);
+        cycle.walker.interrupt();
+        self.shared.events.emit(Event::Interrupted { kind });
+        for pgid in self.shared.groups.snapshot() {
+            tokio::spawn(stop_group(pgid, grace_period()));
+        }
+        for server in self.servers.values() {
+            server.stop.notify_one();
+        }
+    }
+
+    /// Every task gets a result (the skipped ones, with why); the index is
+    /// saved and `RunFinished` emitted.
+    async fn finish(&self, mut cycle: Cycle<'_>) -> RunOutcome {
+        let graph = self.shared.graph;
+        for (node, reason) in cycle.walker.skipped() {
             let why = match reason {
                 SkipReason::DependencyFailed(d) => format!("dependency {} did not succeed", graph.nodes[d].id),
                 SkipReason::RunStopped(d) => {
@@ -388,71 +360,34 @@ impl<'w> Session<'w> {
                 }
                 SkipReason::Interrupted => "vx was interrupted".to_string(),
             };
-            results[node] = Some(TaskResult::not_run(graph.nodes[node].id.to_string(), TaskStatus::Skipped(why)));
+            cycle.results[node] = Some(TaskResult::not_run(graph.nodes[node].id.to_string(), TaskStatus::Skipped(why)));
         }
-        if let Some(cache) = &self.cache {
+        if let Some(cache) = &self.shared.cache {
             let cache = cache.clone();
             let _ = tokio::task::spawn_blocking(move || cache.save_index()).await;
         }
         let order = graph.topological_order();
         let summary = RunSummary {
-            results: order.into_iter().filter_map(|n| results[n].take()).collect(),
-            wall: started.elapsed(),
+            results: order.into_iter().filter_map(|n| cycle.results[n].take()).collect(),
+            wall: cycle.started.elapsed(),
         };
-        self.term.clear_status();
-        self.term.print(&summary.render(self.style));
-        Ok(RunOutcome { summary, interrupted, manifests })
-    }
-
-    #[expect(clippy::too_many_arguments, reason = "the cycle's state, threaded through one bookkeeping step")]
-    fn settle(
-        &self,
-        node: usize,
-        result: TaskResult,
-        manifest: Option<KeyManifest>,
-        walker: &mut Walker<'_>,
-        results: &mut [Option<TaskResult>],
-        manifests: &mut Vec<(String, String, KeyManifest)>,
-        in_slot: &mut BTreeSet<usize>,
-    ) {
-        if let (Some(m), Some(key)) = (manifest, &result.key) {
-            manifests.push((result.id.clone(), key.clone(), m));
-        }
-        in_slot.remove(&node);
-        walker.finish(node, result.status == TaskStatus::Succeeded);
-        results[node] = Some(result);
+        let outcome = RunOutcome { summary, interrupted: cycle.interrupted, manifests: cycle.manifests };
+        self.shared.events.emit(Event::RunFinished { summary: &outcome.summary, interrupted: outcome.interrupted });
+        outcome
     }
 
     /// `vx run`: a server pulled in only as a dependency stops once every
     /// task that needs it has settled; one the user named runs on.
     fn stop_unneeded_servers(&self, walker: &Walker<'_>) {
+        let graph = self.shared.graph;
         for (&node, server) in &self.servers {
-            let root = self.graph.roots.contains(&node);
-            let needed = self.graph.dependents[node].iter().any(|&d| !walker.is_settled(d));
+            let root = graph.roots.contains(&node);
+            let needed = graph.dependents[node].iter().any(|&d| !walker.is_settled(d));
             if !root && !needed {
                 server.stop.notify_one();
             }
         }
     }
-}
-
-/// A status line for a terminal (not when piped, not under CI), with ETAs
-/// from the p50 durations in history.
-fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<StatusLine> {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() || std::env::var_os("CI").is_some() || graph.is_empty() {
-        return None;
-    }
-    let history = History::open(&state_dir(ws).join("history.db")).ok();
-    let p50 = graph
-        .nodes
-        .iter()
-        .filter_map(|n| {
-            let id = n.id.to_string();
-            history.as_ref().and_then(|h| h.p50(&id)).map(|d| (id, d))
-        })
-        .collect();
-    Some(StatusLine::new(graph.len(), p50, opts.concurrency))
 }
 
 /// The process-group registry, with a guard process started on the first

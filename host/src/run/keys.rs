@@ -10,6 +10,40 @@ use crate::graph::TaskGraph;
 /// A task's planned key, or why it has none.
 pub type PlannedKey = Result<(CacheKey, KeyManifest), String>;
 
+/// A task's cache status as `--dry` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlannedCache {
+    /// In the local store.
+    HitLocal,
+    /// Not local, but the remote tier has it.
+    HitRemote,
+    /// Would run (and be stored).
+    Miss,
+    /// Not cacheable, the cache is off, or the task has no key.
+    Uncached,
+}
+
+impl PlannedCache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlannedCache::HitLocal => "hit-local",
+            PlannedCache::HitRemote => "hit-remote",
+            PlannedCache::Miss => "miss",
+            PlannedCache::Uncached => "uncached",
+        }
+    }
+
+    pub fn is_hit(self) -> bool {
+        matches!(self, PlannedCache::HitLocal | PlannedCache::HitRemote)
+    }
+}
+
+impl std::fmt::Display for PlannedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Keys every node of `graph`, in node order.
 pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<PlannedKey> {
     let mut depth = vec![0usize; graph.len()];
@@ -58,8 +92,8 @@ fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<Plan
 /// Each node's cache status as `--dry` shows it: `hit-local`, `hit-remote`,
 /// `miss` or `uncached`. Local misses are looked up in the remote tier in
 /// one batch (`exists`), when the run may read it.
-pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[PlannedKey]) -> Vec<&'static str> {
-    let mut statuses: Vec<&'static str> = (0..graph.len())
+pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[PlannedKey]) -> Vec<PlannedCache> {
+    let mut statuses: Vec<PlannedCache> = (0..graph.len())
         .map(|n| {
             let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
             planned_status(cache, task.cache, &keys[n])
@@ -67,13 +101,13 @@ pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: 
         .collect();
     let remote = cache.remote.as_ref().filter(|_| cache.mode.remote.read && !cache.force);
     if let Some(remote) = remote {
-        let misses: Vec<usize> = (0..graph.len()).filter(|&n| statuses[n] == "miss").collect();
+        let misses: Vec<usize> = (0..graph.len()).filter(|&n| statuses[n] == PlannedCache::Miss).collect();
         let asked: Vec<String> =
             misses.iter().filter_map(|&n| keys[n].as_ref().ok().map(|(k, _)| k.0.clone())).collect();
         if asked.len() == misses.len() {
             for (&n, found) in misses.iter().zip(remote.exists(&asked)) {
                 if found {
-                    statuses[n] = "hit-remote";
+                    statuses[n] = PlannedCache::HitRemote;
                 }
             }
         }
@@ -82,13 +116,13 @@ pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: 
 }
 
 /// `hit-local`, `miss` or `uncached` for one task, from the local store.
-pub fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> &'static str {
+pub fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> PlannedCache {
     match key {
         Ok((key, _)) if cacheable && cache.reads() => match cache.store.contains(key) {
-            true => "hit-local",
-            false => "miss",
+            true => PlannedCache::HitLocal,
+            false => PlannedCache::Miss,
         },
-        Ok(_) if cacheable => "miss",
-        _ => "uncached",
+        Ok(_) if cacheable => PlannedCache::Miss,
+        _ => PlannedCache::Uncached,
     }
 }

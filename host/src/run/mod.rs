@@ -1,25 +1,40 @@
 //! Running a selection: planning (selection → task graph), the dry-run
 //! views, and the engine that walks the graph and drives executors under
-//! the guard. This is where `graph`, `guard` and `report` meet.
+//! the guard. This is where `graph`, `guard`, `cache` and `events` meet.
+//!
+//! | file | owns |
+//! |------|------|
+//! | `plan` | selection → task graph |
+//! | `engine` | the walk: slots, `--continue`, signals, persistent servers |
+//! | `lifecycle` | one task: prepare, run, settle, record |
+//! | `task_cache` | a task's key, lookup, restore and store |
+//! | `exec/` | the executor seam: local processes, plugins, REAPI |
+//! | `front` | the terminal subscriber of a run |
+//! | `record` | history as a subscriber |
+//! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
+//! | `task_lock` | one run of a task at a time across vx processes |
 
 mod dry;
 mod engine;
 mod eta;
-mod executor;
-mod job;
+mod exec;
+mod front;
 mod keys;
-mod local;
+mod lifecycle;
 mod options;
 mod plan;
-mod remote;
+mod record;
 mod signals;
+mod task_cache;
 mod task_lock;
 
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
-pub use keys::{PlannedKey, plan_keys, planned_status, planned_statuses};
+pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR};
+pub use front::terminal;
+pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use options::RunOptions;
 pub use plan::{Selection, plan, select_projects};
-pub use remote::REMOTE_EXECUTOR;
+pub use record::{HistoryRecorder, command_line, shell_quote, unix_ms};
 pub use signals::Signals;

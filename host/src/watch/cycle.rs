@@ -100,7 +100,9 @@ async fn watch_workspace(
 ) -> Result<Option<u8>> {
     let style = Style { enabled: req.opts.color };
     let filter = ChangeFilter::new(ws, cache.store.dir());
-    let mut session = Session::new(ws, graph, req.opts.clone(), Some(Arc::new(cache)), true);
+    let terminal: Arc<dyn crate::events::Subscriber> = Arc::new(crate::run::terminal(ws, graph, &req.opts));
+    let bus = crate::events::Bus::new(vec![terminal]);
+    let mut session = Session::new(ws, graph, req.opts.clone(), Some(Arc::new(cache)), true, bus);
     say(style, &format!("running {} task(s)", graph.len()));
     let outcome = session.run_cycle(None, signals).await?;
     if let Some(kind) = outcome.interrupted {
@@ -138,7 +140,7 @@ async fn watch_workspace(
                 announce_servers(&session, style);
             }
             Wake::ServerEnded(Some((id, result))) => {
-                session.terminal().note(&id, &format!("server exited ({})", status_text(&result)));
+                session.events().note(&id, &format!("server exited ({})", status_text(&result)));
             }
             Wake::ServerEnded(None) => {}
             Wake::Signal(kind) => {

@@ -10,11 +10,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::job::Job;
+use super::{Attempt, Executor, Ran};
 use crate::cache::{Cache, GlobFilter, list_files};
 use crate::config::{Project, RemoteSettings, Task, Workspace};
-use crate::events::TaskStatus;
-use crate::remote::exec::{ExecError, RemoteSpec, output_paths};
+use crate::events::{Event, TaskStatus};
+use crate::remote::exec::{ExecError, Executed, RemoteSpec, output_paths};
 use crate::remote::{Reapi, RemoteError, runtime};
 
 /// The executor name that means the `[remote]` server.
@@ -26,7 +26,7 @@ const TIMEOUT_SLACK: Duration = Duration::from_secs(30);
 
 /// The connection for remote execution, made on first use.
 #[derive(Debug, Default)]
-pub struct RemoteExecutor {
+pub struct RemoteConnection {
     settings: Option<RemoteSettings>,
     client: OnceLock<Result<Reapi, String>>,
 }
@@ -44,9 +44,9 @@ pub struct RemoteJob {
     pub dep_outputs: Vec<(PathBuf, Vec<String>)>,
 }
 
-impl RemoteExecutor {
-    pub fn new(ws: &Workspace) -> RemoteExecutor {
-        RemoteExecutor { settings: ws.remote.clone(), client: OnceLock::new() }
+impl RemoteConnection {
+    pub fn new(ws: &Workspace) -> RemoteConnection {
+        RemoteConnection { settings: ws.remote.clone(), client: OnceLock::new() }
     }
 
     fn client(&self) -> Result<Reapi, String> {
@@ -96,13 +96,6 @@ impl RemoteExecutor {
 }
 
 impl RemoteJob {
-    /// What goes into the key for the executor: where it runs matters only
-    /// through the instance and the platform.
-    pub fn cache_identity(&self) -> String {
-        let platform: Vec<String> = self.client.platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("remote:{}:{}", self.client.instance, platform.join(","))
-    }
-
     /// The input files: the task's own, the global inputs, and the outputs
     /// of its dependencies (all workspace-relative).
     fn inputs(&self) -> Result<Vec<(String, PathBuf)>, String> {
@@ -125,43 +118,79 @@ impl RemoteJob {
     }
 }
 
-impl Job {
-    /// Runs the task on the REAPI server; returns its status, its log and
-    /// its exit code, like a local run.
-    pub(super) async fn run_remote(&self, job: &RemoteJob, key: Option<&str>) -> (TaskStatus, Vec<u8>, Option<i32>) {
-        self.term.started(&self.id, key);
+impl Executor for RemoteJob {
+    /// Runs the task on the REAPI server; its log is shown when it ends.
+    async fn run(&self, a: &Attempt) -> Ran {
+        a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: REMOTE_EXECUTOR });
         let failed = |why: String| {
-            self.term.note(&self.id, &why);
-            (TaskStatus::Failed(why), Vec::new(), None)
+            a.events.note(&a.id, &why);
+            Ran::failed(why)
         };
         let inputs = {
-            let job = job.clone();
+            let job = self.clone();
             match tokio::task::spawn_blocking(move || job.inputs()).await {
                 Ok(Ok(files)) => files,
                 Ok(Err(why)) => return failed(format!("could not list its inputs: {why}")),
                 Err(e) => return failed(format!("could not list its inputs: {e}")),
             }
         };
+        let (joined, timed_out) = self.call(a, self.spec(a, inputs)).await;
+        let timeout = a.timeout.unwrap_or_default();
+        let stopped = |status| Ran { status, log: Vec::new(), exit_code: None };
+        match joined {
+            _ if timed_out => stopped(TaskStatus::TimedOut(timeout)),
+            _ if a.cancelled.load(Ordering::SeqCst) => stopped(TaskStatus::Cancelled),
+            Ok(Ok(done)) => finished(a, done),
+            Ok(Err(ExecError::TimedOut)) => {
+                a.events.note(&a.id, "the remote worker stopped it at its timeout");
+                stopped(TaskStatus::TimedOut(timeout))
+            }
+            Ok(Err(ExecError::Setup(why))) => failed(why),
+            Ok(Err(ExecError::Remote(e))) => failed(remote_failure(&e)),
+            Err(e) => failed(format!("the remote call crashed: {e}")),
+        }
+    }
+
+    /// Where it runs matters only through the instance and the platform.
+    fn identity(&self) -> String {
+        let platform: Vec<String> = self.client.platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("remote:{}:{}", self.client.instance, platform.join(","))
+    }
+}
+
+impl RemoteJob {
+    /// The action: the command, its environment and its input files.
+    fn spec(&self, a: &Attempt, inputs: Vec<(String, PathBuf)>) -> RemoteSpec {
         let working_dir =
-            job.project_dir.strip_prefix(&job.root).unwrap_or(&job.project_dir).to_string_lossy().into_owned();
-        let mut env = job.env.clone();
-        env.push(("VX_PROJECT".into(), self.mark.project.clone()));
-        env.push(("VX_TASK".into(), self.mark.task.clone()));
-        let spec = RemoteSpec {
-            argv: std::iter::once(&self.command.program)
-                .chain(&self.command.args)
+            self.project_dir.strip_prefix(&self.root).unwrap_or(&self.project_dir).to_string_lossy().into_owned();
+        let mut env = self.env.clone();
+        env.push(("VX_PROJECT".into(), a.mark.project.clone()));
+        env.push(("VX_TASK".into(), a.mark.task.clone()));
+        RemoteSpec {
+            argv: std::iter::once(&a.command.program)
+                .chain(&a.command.args)
                 .map(|s| s.to_string_lossy().into_owned())
                 .collect(),
             env,
             working_dir,
-            output_paths: output_paths(&job.task.outputs).unwrap_or_default(),
+            output_paths: output_paths(&self.task.outputs).unwrap_or_default(),
             inputs,
-            timeout: self.timeout,
-            platform: job.client.platform.clone(),
-            skip_cache_lookup: job.cache.force,
-        };
+            timeout: a.timeout,
+            platform: self.client.platform.clone(),
+            skip_cache_lookup: self.cache.force,
+        }
+    }
+
+    /// Executes `spec` on the remote runtime; cancels the operation on the
+    /// timeout (plus the server's slack) or Ctrl-C. Returns the call's
+    /// result and whether vx gave up on it at the timeout.
+    async fn call(
+        &self,
+        a: &Attempt,
+        spec: RemoteSpec,
+    ) -> (Result<Result<Executed, ExecError>, tokio::task::JoinError>, bool) {
         let (cancel_tx, cancel_rx) = tokio::sync::oneshot::channel::<()>();
-        let (client, root) = (job.client.clone(), job.root.clone());
+        let (client, root) = (self.client.clone(), self.root.clone());
         let call = runtime().spawn(async move {
             client
                 .execute_task(spec, root, async move {
@@ -171,7 +200,7 @@ impl Job {
         });
         tokio::pin!(call);
         let far = Duration::from_secs(u64::MAX / 4);
-        let deadline = tokio::time::sleep(self.timeout.map_or(far, |t| t + TIMEOUT_SLACK));
+        let deadline = tokio::time::sleep(a.timeout.map_or(far, |t| t + TIMEOUT_SLACK));
         tokio::pin!(deadline);
         let mut poll = tokio::time::interval(CANCEL_POLL);
         let mut cancel_tx = Some(cancel_tx);
@@ -181,40 +210,35 @@ impl Job {
                 joined = &mut call => break joined,
                 () = &mut deadline, if !timed_out => {
                     timed_out = true;
-                    self.term.note(&self.id, "timed out; cancelling the remote operation");
+                    a.events.note(&a.id, "timed out; cancelling the remote operation");
                     if let Some(tx) = cancel_tx.take() { let _ = tx.send(()); }
                 }
                 _ = poll.tick(), if cancel_tx.is_some() => {
-                    if self.cancelled.load(Ordering::SeqCst) && let Some(tx) = cancel_tx.take() {
+                    if a.cancelled.load(Ordering::SeqCst) && let Some(tx) = cancel_tx.take() {
                         let _ = tx.send(());
                     }
                 }
             }
         };
-        let timeout = self.timeout.unwrap_or_default();
-        match joined {
-            _ if timed_out => (TaskStatus::TimedOut(timeout), Vec::new(), None),
-            _ if self.cancelled.load(Ordering::SeqCst) => (TaskStatus::Cancelled, Vec::new(), None),
-            Ok(Ok(done)) => {
-                for line in done.log.split_inclusive(|&b| b == b'\n') {
-                    self.term.line(&self.id, line);
-                }
-                if done.cached {
-                    self.term.note(&self.id, "the REAPI server answered from its action cache");
-                }
-                if done.exit_code == 0 {
-                    (TaskStatus::Succeeded, done.log, Some(0))
-                } else {
-                    (TaskStatus::Failed(format!("exit code {}", done.exit_code)), done.log, Some(done.exit_code))
-                }
-            }
-            Ok(Err(ExecError::TimedOut)) => {
-                self.term.note(&self.id, "the remote worker stopped it at its timeout");
-                (TaskStatus::TimedOut(timeout), Vec::new(), None)
-            }
-            Ok(Err(ExecError::Setup(why))) => failed(why),
-            Ok(Err(ExecError::Remote(e))) => failed(remote_failure(&e)),
-            Err(e) => failed(format!("the remote call crashed: {e}")),
+        (joined, timed_out)
+    }
+}
+
+/// A finished remote action: its log as output lines, then its status.
+fn finished(a: &Attempt, done: Executed) -> Ran {
+    for line in done.log.split_inclusive(|&b| b == b'\n') {
+        a.events.output(&a.id, line);
+    }
+    if done.cached {
+        a.events.note(&a.id, "the REAPI server answered from its action cache");
+    }
+    if done.exit_code == 0 {
+        Ran { status: TaskStatus::Succeeded, log: done.log, exit_code: Some(0) }
+    } else {
+        Ran {
+            status: TaskStatus::Failed(format!("exit code {}", done.exit_code)),
+            log: done.log,
+            exit_code: Some(done.exit_code),
         }
     }
 }

@@ -1,0 +1,278 @@
+//! The local executor: the task's command as a process here, in its own
+//! session and process group, registered with the guard.
+//!
+//! A task is finished when its process group is empty, not when its leader
+//! exits: a background process left behind is named in a note and stopped
+//! by the kill ladder, and so is any descendant that left the group (found
+//! by its environment marker, see `guard::escape`).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::unix::pipe;
+
+use super::readiness::{READY_POLL, Readiness};
+use super::{Attempt, Executor, Ran};
+use crate::events::{Event, TaskStatus};
+use crate::guard::{
+    find_escapees, grace_period, group_alive, group_members, last_pid, spawn_task, stop_group, stop_pids,
+};
+
+/// How long output may stay open after a task's group is gone (a process
+/// that left the group with `setsid` can hold the pipe).
+const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
+/// A deadline that never comes.
+const FAR: Duration = Duration::from_secs(u64::MAX / 4);
+
+/// Runs tasks as local processes.
+#[derive(Debug, Clone, Copy)]
+pub struct Local;
+
+impl Executor for Local {
+    async fn run(&self, attempt: &Attempt) -> Ran {
+        run_process(attempt).await
+    }
+
+    fn identity(&self) -> String {
+        String::new()
+    }
+}
+
+/// Why the process ended, beyond its exit status.
+#[derive(Debug, Default)]
+struct Ending {
+    timed_out: bool,
+    not_ready: Option<Duration>,
+    stopped_as_planned: bool,
+}
+
+impl Ending {
+    /// vx itself is stopping the task.
+    fn stopping(&self) -> bool {
+        self.timed_out || self.not_ready.is_some() || self.stopped_as_planned
+    }
+}
+
+/// The task's output pipe, read line by line into events and the log.
+struct Output<'a> {
+    attempt: &'a Attempt,
+    reader: BufReader<pipe::Receiver>,
+    line: Vec<u8>,
+    log: Vec<u8>,
+    eof: bool,
+}
+
+impl Output<'_> {
+    /// Emits the line read so far (the caller clears it).
+    fn emit(&mut self) {
+        self.attempt.events.output(&self.attempt.id, &self.line);
+        if self.attempt.keep_log {
+            self.log.extend_from_slice(&self.line);
+        }
+    }
+
+    /// Emits the line read so far and starts the next.
+    fn emit_next(&mut self) {
+        self.emit();
+        self.line.clear();
+    }
+
+    /// Reads to the end of the pipe.
+    async fn drain(&mut self) {
+        while !self.eof {
+            match self.reader.read_until(b'\n', &mut self.line).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(_) => self.emit_next(),
+            }
+        }
+    }
+
+    /// Reads what is left, giving up when a process outside the group
+    /// holds the pipe open without writing.
+    async fn drain_orphans(&mut self) {
+        while !self.eof {
+            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, self.reader.read_until(b'\n', &mut self.line)).await {
+                Ok(Ok(n)) if n > 0 => self.emit_next(),
+                Ok(_) => self.eof = true,
+                Err(_) => {
+                    self.attempt.events.note(
+                        &self.attempt.id,
+                        "a process outside the task's group still holds its output open; no longer reading it",
+                    );
+                    break;
+                }
+            }
+        }
+        if !self.line.is_empty() {
+            self.emit_next();
+        }
+    }
+}
+
+/// Runs the process; returns its status and, when the attempt keeps it,
+/// its output as written (for the cache).
+async fn run_process(a: &Attempt) -> Ran {
+    a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
+    let pid_before = last_pid();
+    let mut proc = match spawn_task(&a.command, &a.groups) {
+        Ok(p) => p,
+        Err(e) => {
+            let why = format!("could not start `{}`: {e}", a.command.program.to_string_lossy());
+            a.events.note(&a.id, &why);
+            return Ran::failed(why);
+        }
+    };
+    let pgid = proc.pgid;
+    let mut out =
+        Output { attempt: a, reader: BufReader::new(proc.output), line: Vec::new(), log: Vec::new(), eof: false };
+    let mut ready = Readiness::new(a.persistent.as_ref(), a.node);
+    let mut ending = Ending::default();
+    let exit = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
+    let quiet = a.cancelled.load(Ordering::SeqCst) || ending.stopping();
+    stop_leftovers(a, pgid, &mut out, quiet).await;
+    stop_escapees(a, pid_before, quiet).await;
+    out.drain_orphans().await;
+    a.groups.unregister(pgid);
+    let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
+    Ran { status: status(a, exit, &ending, &ready), log: out.log, exit_code }
+}
+
+/// Until the leader exits (for a persistent task, until its whole group is
+/// gone: `server & echo up` leaves the server running after its shell):
+/// streams output, watches the deadlines and readiness, and starts the
+/// kill ladder when vx stops the task. One `select!` loop, so one piece:
+/// every branch shares the same state.
+async fn supervise(
+    a: &Attempt,
+    child: &mut tokio::process::Child,
+    pgid: i32,
+    out: &mut Output<'_>,
+    ready: &mut Readiness<'_>,
+    ending: &mut Ending,
+) -> std::io::Result<std::process::ExitStatus> {
+    let deadline = tokio::time::sleep(a.timeout.unwrap_or(FAR));
+    tokio::pin!(deadline);
+    let ready_deadline = tokio::time::sleep(ready.timeout().unwrap_or(FAR));
+    tokio::pin!(ready_deadline);
+    let mut poll = tokio::time::interval(READY_POLL);
+    let stop = a.persistent.as_ref().map(|p| p.stop.clone()).unwrap_or_default();
+    let persistent = a.persistent.is_some();
+    let mut exit = None;
+    let mut group_gone = false;
+    while exit.is_none() || (persistent && !group_gone) {
+        tokio::select! {
+            read = out.reader.read_until(b'\n', &mut out.line), if !out.eof => match read {
+                Ok(0) | Err(_) => out.eof = true,
+                Ok(_) => {
+                    out.emit();
+                    ready.saw_line(&out.line);
+                    out.line.clear();
+                }
+            },
+            status = child.wait(), if exit.is_none() => exit = Some(status),
+            () = &mut deadline, if !ending.stopping() && a.timeout.is_some() => {
+                ending.timed_out = true;
+                a.events.note(&a.id, "timed out; stopping it");
+                tokio::spawn(stop_group(pgid, grace_period()));
+            }
+            () = &mut ready_deadline, if !ready.ready && !ending.stopping() => {
+                ending.not_ready = Some(ready.timeout().unwrap_or_default());
+                a.events.note(&a.id, "not ready in time; stopping it");
+                tokio::spawn(stop_group(pgid, grace_period()));
+            }
+            _ = poll.tick(), if (ready.polls() && !ready.ready) || (persistent && exit.is_some()) => {
+                if ready.polls() {
+                    ready.poll().await;
+                }
+                if exit.is_some() {
+                    group_gone = !group_alive(pgid);
+                }
+            }
+            () = stop.notified(), if persistent && !ending.stopping() => {
+                ending.stopped_as_planned = true;
+                tokio::spawn(stop_group(pgid, grace_period()));
+            }
+        }
+    }
+    exit.expect("the loop ends with an exit status")
+}
+
+/// The leader is gone; anything left in its group was started in the
+/// background and must not outlive the task.
+async fn stop_leftovers(a: &Attempt, pgid: i32, out: &mut Output<'_>, quiet: bool) {
+    if !group_alive(pgid) {
+        return;
+    }
+    if !quiet {
+        a.events.note(&a.id, &format!("stopping processes left running in the background: {}", describe_group(pgid)));
+    }
+    let stopper = tokio::spawn(stop_group(pgid, grace_period()));
+    out.drain().await;
+    let _ = stopper.await;
+}
+
+/// Stops descendants that left the task's group (`setsid`, double forks),
+/// found by the run's marker in their environment.
+async fn stop_escapees(a: &Attempt, pid_before: Option<i32>, quiet: bool) {
+    let (Some(before), Some(after)) = (pid_before, last_pid()) else { return };
+    let escapees = find_escapees(&a.mark, before, after);
+    if escapees.is_empty() {
+        return;
+    }
+    if !quiet {
+        let names: Vec<String> = escapees.iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
+        a.events.note(&a.id, &format!("stopping processes that left the task's group: {}", names.join(", ")));
+    }
+    let pids: Vec<i32> = escapees.iter().map(|p| p.pid).collect();
+    stop_pids(&pids, grace_period()).await;
+}
+
+/// The task's status from how its process ended.
+fn status(
+    a: &Attempt,
+    exit: std::io::Result<std::process::ExitStatus>,
+    ending: &Ending,
+    ready: &Readiness<'_>,
+) -> TaskStatus {
+    use std::os::unix::process::ExitStatusExt;
+    if ending.timed_out {
+        return TaskStatus::TimedOut(a.timeout.unwrap_or_default());
+    }
+    if a.cancelled.load(Ordering::SeqCst) {
+        return TaskStatus::Cancelled;
+    }
+    if let Some(limit) = ending.not_ready {
+        return TaskStatus::Failed(format!("not ready within {}", crate::report::format_duration(limit)));
+    }
+    if ending.stopped_as_planned {
+        return TaskStatus::Succeeded;
+    }
+    let how = match &exit {
+        Ok(status) if status.success() => None,
+        Ok(status) => Some(match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "unknown exit status".to_string(),
+        }),
+        Err(e) => Some(format!("could not wait for it: {e}")),
+    };
+    if a.persistent.is_some() && !ready.ready {
+        let tail: Vec<&str> = ready.tail.iter().map(String::as_str).collect();
+        return TaskStatus::Failed(format!(
+            "exited before it was ready ({}); last output: {}",
+            how.as_deref().unwrap_or("exit code 0"),
+            if tail.is_empty() { "none".to_string() } else { tail.join(" | ") }
+        ));
+    }
+    match how {
+        None => TaskStatus::Succeeded,
+        Some(how) => TaskStatus::Failed(how),
+    }
+}
+
+/// `name (pid N)` for each live process of the group.
+fn describe_group(pgid: i32) -> String {
+    let found: Vec<String> = group_members(pgid).iter().map(|p| format!("{} (pid {})", p.name, p.pid)).collect();
+    if found.is_empty() { format!("process group {pgid}") } else { found.join(", ") }
+}

@@ -1,0 +1,168 @@
+//! The executor seam: where a task's command runs.
+//!
+//! Every executor implements [`Executor`]: one `run` that takes an
+//! [`Attempt`] (the command, its timeout, readiness, the guard's groups and
+//! the run's event bus) and returns what happened ([`Ran`]: status, log,
+//! exit code). The task's lifecycle around it — the lock, the key, the
+//! cache lookup, storing the result, the events — lives in one place,
+//! `run::lifecycle`, and is the same whatever runs the command.
+//!
+//! | file | executor |
+//! |------|----------|
+//! | `local` | a process here, in its own group under the guard (the default) |
+//! | `plugin` | an executor plugin (`executor = "NAME"`), through its `execute` |
+//! | `remote` | REAPI remote execution (`executor = "remote"`) |
+//! | `command` | how a task's `command` becomes argv, cwd and environment |
+//! | `readiness` | persistent tasks: readiness rules and the stop signal |
+//!
+//! The set is closed: [`Chosen`] is the one enum that names them, built by
+//! [`Executors::prepare`] from the task's `executor` (or `--executor`). A
+//! trait rather than match arms inside the lifecycle keeps each executor's
+//! code in its file and gives later executors (a sandbox, say) one shape to
+//! fill; an enum rather than `dyn` keeps `run` an `async fn` with no boxing.
+
+mod command;
+mod local;
+mod plugin;
+mod readiness;
+mod remote;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use command::task_command;
+pub use plugin::WORKSPACE_ROOT_VAR;
+pub use readiness::Persistence;
+pub use remote::REMOTE_EXECUTOR;
+
+use crate::cache::Cache;
+use crate::config::{PluginSettings, Project, Task, Workspace};
+use crate::events::{Bus, TaskStatus};
+use crate::guard::{Groups, TaskCommand, TaskMark};
+use crate::plugin::LoadedPlugin;
+
+/// One attempt at running a task's command, with everything an executor
+/// needs.
+#[derive(Debug)]
+pub struct Attempt {
+    /// `project#task`.
+    pub id: String,
+    pub command: TaskCommand,
+    pub mark: TaskMark,
+    pub timeout: Option<Duration>,
+    /// Set for a persistent task (a server).
+    pub persistent: Option<Persistence>,
+    /// The task's node in the graph (readiness is reported by node).
+    pub node: usize,
+    pub groups: Groups,
+    pub events: Bus,
+    /// Set when vx was interrupted.
+    pub cancelled: Arc<AtomicBool>,
+    /// Keep the output (for the cache and the report's log tail).
+    pub keep_log: bool,
+    /// The task's key, when it has one (shown by `--output-logs hash-only`).
+    pub key: Option<String>,
+}
+
+/// What an executor reports back.
+#[derive(Debug)]
+pub struct Ran {
+    pub status: TaskStatus,
+    /// The output as written, when the attempt kept it.
+    pub log: Vec<u8>,
+    /// The exit code of the task's main process, when it ran and exited.
+    pub exit_code: Option<i32>,
+}
+
+impl Ran {
+    pub fn failed(why: String) -> Ran {
+        Ran { status: TaskStatus::Failed(why), log: Vec::new(), exit_code: None }
+    }
+}
+
+/// Something that runs a task's command.
+pub trait Executor {
+    /// Runs the attempt to its end: the command has exited (or was
+    /// stopped) and nothing it started is left.
+    fn run(&self, attempt: &Attempt) -> impl std::future::Future<Output = Ran> + Send;
+
+    /// What goes into the task's key for this executor (empty for local).
+    fn identity(&self) -> String;
+}
+
+/// The executor a task was given.
+#[derive(Debug)]
+pub enum Chosen {
+    Local(local::Local),
+    Plugin(plugin::PluginExecutor),
+    Remote(Box<remote::RemoteJob>),
+}
+
+impl Executor for Chosen {
+    async fn run(&self, attempt: &Attempt) -> Ran {
+        match self {
+            Chosen::Local(e) => e.run(attempt).await,
+            Chosen::Plugin(e) => e.run(attempt).await,
+            Chosen::Remote(e) => e.run(attempt).await,
+        }
+    }
+
+    fn identity(&self) -> String {
+        match self {
+            Chosen::Local(e) => e.identity(),
+            Chosen::Plugin(e) => e.identity(),
+            Chosen::Remote(e) => e.identity(),
+        }
+    }
+}
+
+/// The executors of a session: plugins loaded on first use, and the
+/// connection for remote execution, made on first use.
+#[derive(Debug)]
+pub struct Executors {
+    root: PathBuf,
+    settings: BTreeMap<String, PluginSettings>,
+    loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
+    remote: remote::RemoteConnection,
+}
+
+impl Executors {
+    pub fn new(ws: &Workspace) -> Executors {
+        Executors {
+            root: ws.root.clone(),
+            settings: ws.plugins.clone(),
+            loaded: Mutex::new(HashMap::new()),
+            remote: remote::RemoteConnection::new(ws),
+        }
+    }
+
+    /// Where `task` runs: `executor` is its own or the run's `--executor`.
+    /// An error says why the task cannot run. `dep_outputs` lists what its
+    /// dependencies produce (only remote execution needs it).
+    pub fn prepare(
+        &self,
+        project: &Project,
+        task: &Task,
+        executor: &str,
+        cache: Option<&Arc<Cache>>,
+        dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
+    ) -> Result<Chosen, String> {
+        if executor == "local" {
+            return Ok(Chosen::Local(local::Local));
+        }
+        if executor == REMOTE_EXECUTOR {
+            return self
+                .remote
+                .prepare(project, task, cache, &self.root, dep_outputs())
+                .map(|job| Chosen::Remote(Box::new(job)));
+        }
+        if task.persistent {
+            return Err(format!("a persistent task cannot run through executor `{executor}`; vx keeps servers local"));
+        }
+        let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor)?;
+        Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, task)))
+    }
+}

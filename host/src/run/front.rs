@@ -1,0 +1,37 @@
+//! The terminal a run is shown on: colours, `--output-logs`, `--log-order`,
+//! GitHub groups and, on an interactive terminal, the status line with
+//! ETAs from history. `vx run` and `vx watch` put it first on their bus.
+
+use std::io::IsTerminal;
+
+use super::options::RunOptions;
+use crate::cache::{History, state_dir};
+use crate::config::Workspace;
+use crate::graph::TaskGraph;
+use crate::report::{StatusLine, Style, Terminal};
+
+/// The terminal subscriber for a run of `graph`.
+pub fn terminal(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Terminal {
+    let style = Style { enabled: opts.color };
+    Terminal::new(style, opts.output_logs, opts.log_order)
+        .with_github_groups(opts.github)
+        .with_status(status_line(ws, graph, opts))
+}
+
+/// A status line for a terminal (not when piped, not under CI), with ETAs
+/// from the p50 durations in history.
+fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<StatusLine> {
+    if !std::io::stdout().is_terminal() || std::env::var_os("CI").is_some() || graph.is_empty() {
+        return None;
+    }
+    let history = History::open(&state_dir(ws).join("history.db")).ok();
+    let p50 = graph
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let id = n.id.to_string();
+            history.as_ref().and_then(|h| h.p50(&id)).map(|d| (id, d))
+        })
+        .collect();
+    Some(StatusLine::new(graph.len(), p50, opts.concurrency))
+}

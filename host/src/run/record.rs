@@ -1,0 +1,120 @@
+//! History as a run-event subscriber: each settled task's key manifest is
+//! kept as it finishes, and the invocation is written to `.vx/history.db`
+//! when the run finishes. Also the shell quoting that makes a recorded
+//! command line paste-able (`vx last`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use crate::cache::{History, Invocation, KeyManifest, TaskRunRecord};
+use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskStatus};
+
+/// Quotes one word for a POSIX shell: as is when it holds only safe
+/// characters, else in single quotes.
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%^#".contains(c));
+    if safe { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
+/// `vx ARGS…` as one line, from the process arguments.
+pub fn command_line(args: &[String]) -> String {
+    std::iter::once("vx".to_string()).chain(args.iter().map(|a| shell_quote(a))).collect::<Vec<_>>().join(" ")
+}
+
+pub fn unix_ms(t: SystemTime) -> i64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Records the run it watches. History is a convenience: failures warn.
+#[derive(Debug)]
+pub struct HistoryRecorder {
+    db: PathBuf,
+    invocation: Invocation,
+    /// `(task id, key, manifest)` of every keyed task, as they finish.
+    manifests: Mutex<Vec<(String, String, KeyManifest)>>,
+}
+
+impl HistoryRecorder {
+    /// `args` as typed, run in `cwd`, with `tags`, started at `started`.
+    pub fn new(db: &Path, args: &[String], cwd: &Path, tags: &[(String, String)], started: SystemTime) -> Self {
+        let invocation = Invocation {
+            id: 0,
+            command: command_line(args),
+            cwd: cwd.to_string_lossy().into_owned(),
+            tags: tags.to_vec(),
+            started_ms: unix_ms(started),
+            ended_ms: 0,
+            exit_code: 0,
+            tasks: 0,
+            cached: 0,
+        };
+        HistoryRecorder { db: db.to_path_buf(), invocation, manifests: Mutex::new(Vec::new()) }
+    }
+
+    fn record(&self, summary: &RunSummary, exit_code: u8) {
+        let invocation = Invocation {
+            ended_ms: unix_ms(SystemTime::now()),
+            exit_code: i32::from(exit_code),
+            ..self.invocation.clone()
+        };
+        let runs: Vec<TaskRunRecord> = summary.results.iter().map(run_record).collect();
+        let manifests = std::mem::take(&mut *self.manifests.lock().expect("manifests lock poisoned"));
+        let result = History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, &manifests));
+        if let Err(e) = result {
+            tracing::warn!("could not record this run in .vx/history.db: {e}");
+        }
+    }
+}
+
+impl Subscriber for HistoryRecorder {
+    fn on(&self, event: &Event<'_>) {
+        match event {
+            Event::Finished { result, manifest: Some(m) } => {
+                if let Some(key) = &result.key {
+                    let keyed = (result.id.clone(), key.clone(), (*m).clone());
+                    self.manifests.lock().expect("manifests lock poisoned").push(keyed);
+                }
+            }
+            Event::RunFinished { summary, interrupted } => self.record(summary, summary.exit_code(*interrupted)),
+            _ => {}
+        }
+    }
+}
+
+fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
+    TaskRunRecord {
+        task: r.id.clone(),
+        key: r.key.clone(),
+        status: match r.status {
+            TaskStatus::Succeeded => "ok",
+            TaskStatus::Failed(_) => "failed",
+            TaskStatus::TimedOut(_) => "timed-out",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Skipped(_) => "skipped",
+        },
+        cache: match r.cache {
+            CacheOutcome::Uncached => "uncached",
+            CacheOutcome::Miss => "miss",
+            CacheOutcome::Local => "local",
+            CacheOutcome::Remote => "remote",
+        },
+        duration: r.duration,
+        exit_code: r.exit_code,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_round_trips_through_a_shell_reader() {
+        assert_eq!(shell_quote("build"), "build");
+        assert_eq!(shell_quote("web#build"), "web#build");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(command_line(&["run".into(), "--filter".into(), "./apps/*".into()]), "vx run --filter './apps/*'");
+    }
+}

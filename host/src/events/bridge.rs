@@ -130,7 +130,45 @@ impl Visit for Message {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
+
+    /// Keeps every warning it sees as `level source: message`.
+    #[derive(Debug, Default)]
+    struct Seen(Mutex<Vec<String>>);
+
+    impl Subscriber for Seen {
+        fn on(&self, event: &Event<'_>) {
+            if let Event::Warning { level, source, message } = event {
+                self.0.lock().unwrap().push(format!("{level:?} {source}: {message}"));
+            }
+        }
+    }
+
+    impl Seen {
+        fn take(&self) -> Vec<String> {
+            std::mem::take(&mut *self.0.lock().unwrap())
+        }
+    }
+
+    // One test, because the bridge is the process's global subscriber.
+    #[test]
+    fn records_reach_the_routed_bus_then_the_fallback_and_other_crates_never() {
+        let (fallback, run) = (Arc::new(Seen::default()), Arc::new(Seen::default()));
+        install(fallback.clone());
+        tracing::warn!("before the run");
+        {
+            let _routed = route(Bus::new(vec![run.clone()]));
+            tracing::warn!("cache entry {} was corrupt", "abc");
+            tracing::info!(target: "vx worker", "lease 7: started");
+            tracing::error!(target: "h2", "another crate's record");
+            tracing::debug!("too quiet to keep");
+        }
+        tracing::error!("after the run");
+        assert_eq!(run.take(), ["Warning vx: cache entry abc was corrupt", "Info vx worker: lease 7: started"]);
+        assert_eq!(fallback.take(), ["Warning vx: before the run", "Error vx: after the run"]);
+    }
 
     #[test]
     fn speakers() {

@@ -159,7 +159,7 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
 
     // The first load compiles a component that is not in the cache yet.
     let start = Instant::now();
-    start_engine()?;
+    start_engine().map_err(|e| e.to_string())?;
     println!("engine start (first in this process): {}", Unit::Millis.show(start.elapsed()));
     let mut plugins = Vec::new();
     for (name, path) in paths {
@@ -319,7 +319,7 @@ fn fresh_processes(n: usize, three: &[&(&str, PathBuf)]) -> Result<Stats, String
 /// each load as a fresh `vx` invocation would pay them.
 fn first_load(args: &[String]) -> ExitCode {
     let start = Instant::now();
-    let loaded = start_engine().and_then(|()| {
+    let loaded = start_engine().map_err(|e| e.to_string()).and_then(|()| {
         args.chunks(2).try_for_each(|pair| match pair {
             [name, path] => load(name, Path::new(path)).map(drop),
             _ => Err("--first-load takes NAME PATH pairs".to_string()),

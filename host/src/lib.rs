@@ -18,11 +18,16 @@
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
 //! | [`upgrade`] | `vx upgrade`: release metadata, checksums, replacing the binary atomically |
 //! | [`cli`]    | argument parsing (clap) and one file per subcommand |
-//! | [`cache`], [`watch`], [`plugin`] | seams for the content-hash cache, the watch loop and wasm plugins |
+//! | [`cache`]  | the content-hash cache: keys, inputs, the local store, and [`cache::Backend`], the interface of every tier |
+//! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
+//! | [`remote`] | the REAPI client: the remote cache tier, remote execution, the pieces `vx worker` builds on |
+//! | [`worker`] | `vx worker`: a bot of the Remote Workers API that runs leased actions under the guard |
+//! | [`watch`], [`plugin`] | seams for the watch loop and wasm plugins |
 //!
 //! `graph` knows nothing of processes; `guard` knows nothing of the graph;
 //! `run` is where they meet.
 
+pub mod backends;
 pub mod cache;
 pub mod cli;
 pub mod config;
@@ -40,5 +45,6 @@ pub mod run;
 pub mod sys;
 pub mod upgrade;
 pub mod watch;
+pub mod worker;
 
 pub use error::{Error, ErrorKind, Result};

@@ -41,6 +41,25 @@ pub struct EntryHeader {
     pub manifest: KeyManifest,
 }
 
+/// Why bytes read for a key are not a usable entry.
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    #[error("not a vx cache entry")]
+    NotAnEntry,
+    #[error("truncated header")]
+    TruncatedHeader,
+    #[error("header too large")]
+    HeaderTooLarge,
+    #[error("unreadable header: {0}")]
+    UnreadableHeader(serde_json::Error),
+    #[error("holds key {0} instead")]
+    OtherKey(CacheKey),
+    #[error("body is {got} bytes, expected {expected}")]
+    BodyLength { got: usize, expected: u64 },
+    #[error("content hash mismatch")]
+    HashMismatch,
+}
+
 /// A verified entry.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -69,27 +88,24 @@ impl Entry {
     }
 
     /// Parses and verifies an entry read for `key`.
-    pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Entry, String> {
-        let rest = bytes.strip_prefix(MAGIC).ok_or("not a vx cache entry")?;
-        let (len, rest) = rest.split_at_checked(8).ok_or("truncated header")?;
+    pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Entry, EntryError> {
+        let rest = bytes.strip_prefix(MAGIC).ok_or(EntryError::NotAnEntry)?;
+        let (len, rest) = rest.split_at_checked(8).ok_or(EntryError::TruncatedHeader)?;
         let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
         if len > MAX_HEADER {
-            return Err("header too large".into());
+            return Err(EntryError::HeaderTooLarge);
         }
-        let (json, body) = rest.split_at_checked(len as usize).ok_or("truncated header")?;
-        let header: EntryHeader = serde_json::from_slice(json).map_err(|e| format!("unreadable header: {e}"))?;
+        let (json, body) = rest.split_at_checked(len as usize).ok_or(EntryError::TruncatedHeader)?;
+        let header: EntryHeader = serde_json::from_slice(json).map_err(EntryError::UnreadableHeader)?;
         if &header.key != key {
-            return Err(format!("holds key {} instead", header.key));
+            return Err(EntryError::OtherKey(header.key));
         }
-        if body.len() as u64 != header.log_len.saturating_add(header.archive_len) {
-            return Err(format!(
-                "body is {} bytes, expected {}",
-                body.len(),
-                header.log_len.saturating_add(header.archive_len)
-            ));
+        let expected = header.log_len.saturating_add(header.archive_len);
+        if body.len() as u64 != expected {
+            return Err(EntryError::BodyLength { got: body.len(), expected });
         }
         if blake3::hash(body).to_hex().as_str() != header.body_hash {
-            return Err("content hash mismatch".into());
+            return Err(EntryError::HashMismatch);
         }
         let (log, archive) = body.split_at(header.log_len as usize);
         Ok(Entry { log: log.to_vec(), archive: archive.to_vec(), header })
@@ -138,11 +154,11 @@ mod tests {
         let entry = Entry::decode(&bytes, &key).unwrap();
         assert_eq!(entry.log, b"log line\n");
         assert_eq!(entry.archive, b"archive");
-        assert!(Entry::decode(&bytes[..bytes.len() - 1], &key).unwrap_err().contains("body"));
+        assert!(Entry::decode(&bytes[..bytes.len() - 1], &key).unwrap_err().to_string().contains("body"));
         let mut flipped = bytes.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
-        assert!(Entry::decode(&flipped, &key).unwrap_err().contains("hash"));
+        assert!(Entry::decode(&flipped, &key).unwrap_err().to_string().contains("hash"));
         assert!(Entry::decode(&bytes, &CacheKey("b".repeat(64))).is_err());
         assert!(Entry::decode(b"garbage", &key).is_err());
         assert!(Entry::decode(&bytes[..10], &key).is_err());

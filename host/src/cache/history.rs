@@ -50,6 +50,15 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 /// How many recent successful runs make a task's p50.
 const P50_WINDOW: usize = 20;
 
+/// Why the history database could not be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Db(#[from] rusqlite::Error),
+}
+
 #[derive(Debug)]
 pub struct History {
     conn: Connection,
@@ -83,12 +92,12 @@ pub struct TaskRunRecord {
 }
 
 impl History {
-    pub fn open(path: &Path) -> Result<History, String> {
+    pub fn open(path: &Path) -> Result<History, HistoryError> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(parent)?;
         }
-        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
-        conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
         // Switching to WAL needs the database to itself, and SQLite answers
         // BUSY at once (no busy handler) when another process is opening it
         // too: retry for a while.
@@ -99,13 +108,13 @@ impl History {
                 Err(e) if std::time::Instant::now() < deadline && is_busy(&e) => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
-        tx.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        tx.commit()?;
         Ok(History { conn })
     }
 
@@ -115,47 +124,50 @@ impl History {
         invocation: &Invocation,
         runs: &[TaskRunRecord],
         manifests: &[(String, String, KeyManifest)],
-    ) -> Result<i64, String> {
+    ) -> Result<i64, HistoryError> {
         // IMMEDIATE takes the write lock up front, through the busy handler;
         // a deferred transaction upgrading later gets BUSY at once when
         // another vx is writing.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| e.to_string())?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let tags = serde_json::to_string(&invocation.tags).expect("tags serialize");
         tx.execute(
             "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![invocation.command, invocation.cwd, tags, invocation.started_ms, invocation.ended_ms, invocation.exit_code],
         )
-        .map_err(|e| e.to_string())?;
+        ?;
         let id = tx.last_insert_rowid();
         {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
-                .map_err(|e| e.to_string())?;
+                ?;
             for r in runs {
-                insert
-                    .execute(params![id, r.task, r.key, r.status, r.cache, r.duration.as_millis() as i64, r.exit_code])
-                    .map_err(|e| e.to_string())?;
+                insert.execute(params![
+                    id,
+                    r.task,
+                    r.key,
+                    r.status,
+                    r.cache,
+                    r.duration.as_millis() as i64,
+                    r.exit_code
+                ])?;
             }
             // A fully cached run keys every task as before: write only the
             // manifests whose key moved.
-            let mut known =
-                tx.prepare_cached("SELECT key FROM manifests WHERE task = ?1").map_err(|e| e.to_string())?;
-            let mut manifest = tx
-                .prepare_cached("INSERT OR REPLACE INTO manifests (task, key, manifest) VALUES (?1, ?2, ?3)")
-                .map_err(|e| e.to_string())?;
+            let mut known = tx.prepare_cached("SELECT key FROM manifests WHERE task = ?1")?;
+            let mut manifest =
+                tx.prepare_cached("INSERT OR REPLACE INTO manifests (task, key, manifest) VALUES (?1, ?2, ?3)")?;
             for (task, key, m) in manifests {
-                let stored: Option<String> =
-                    known.query_row(params![task], |r| r.get(0)).optional().map_err(|e| e.to_string())?;
+                let stored: Option<String> = known.query_row(params![task], |r| r.get(0)).optional()?;
                 if stored.as_deref() == Some(key.as_str()) {
                     continue;
                 }
                 let json = serde_json::to_string(m).expect("manifest serializes");
-                manifest.execute(params![task, key, json]).map_err(|e| e.to_string())?;
+                manifest.execute(params![task, key, json])?;
             }
         }
-        tx.commit().map_err(|e| e.to_string())?;
+        tx.commit()?;
         Ok(id)
     }
 
@@ -178,49 +190,43 @@ impl History {
     }
 
     /// The most recent invocations, newest first.
-    pub fn recent(&self, limit: usize) -> Result<Vec<Invocation>, String> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT i.id, i.command, i.cwd, i.tags, i.started_ms, i.ended_ms, i.exit_code,
+    pub fn recent(&self, limit: usize) -> Result<Vec<Invocation>, HistoryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT i.id, i.command, i.cwd, i.tags, i.started_ms, i.ended_ms, i.exit_code,
                         (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.status != 'skipped'),
                         (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.cache IN ('local', 'remote'))
                  FROM invocations i ORDER BY i.id DESC LIMIT ?1",
-            )
-            .map_err(|e| e.to_string())?;
-        let rows = stmt
-            .query_map(params![limit as i64], |row| {
-                let tags: String = row.get(3)?;
-                Ok(Invocation {
-                    id: row.get(0)?,
-                    command: row.get(1)?,
-                    cwd: row.get(2)?,
-                    tags: serde_json::from_str(&tags).unwrap_or_default(),
-                    started_ms: row.get(4)?,
-                    ended_ms: row.get(5)?,
-                    exit_code: row.get(6)?,
-                    tasks: row.get(7)?,
-                    cached: row.get(8)?,
-                })
+        )?;
+        let rows = stmt.query_map(params![limit as i64], |row| {
+            let tags: String = row.get(3)?;
+            Ok(Invocation {
+                id: row.get(0)?,
+                command: row.get(1)?,
+                cwd: row.get(2)?,
+                tags: serde_json::from_str(&tags).unwrap_or_default(),
+                started_ms: row.get(4)?,
+                ended_ms: row.get(5)?,
+                exit_code: row.get(6)?,
+                tasks: row.get(7)?,
+                cached: row.get(8)?,
             })
-            .map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        })?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(HistoryError::from)
     }
 
     /// The key and manifest of a task's latest recorded run.
-    pub fn last_manifest(&self, task: &str) -> Result<Option<(String, KeyManifest)>, String> {
+    pub fn last_manifest(&self, task: &str) -> Result<Option<(String, KeyManifest)>, HistoryError> {
         let row: Option<(String, String)> = self
             .conn
             .query_row("SELECT key, manifest FROM manifests WHERE task = ?1", params![task], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
-            .optional()
-            .map_err(|e| e.to_string())?;
+            .optional()?;
         Ok(row.and_then(|(key, json)| serde_json::from_str(&json).ok().map(|m| (key, m))))
     }
 
     /// Hits among task runs that looked the cache up, over all history.
-    pub fn hit_rate(&self) -> Result<(i64, i64), String> {
+    pub fn hit_rate(&self) -> Result<(i64, i64), HistoryError> {
         self.conn
             .query_row(
                 "SELECT COUNT(*) FILTER (WHERE cache IN ('local', 'remote')), COUNT(*) FILTER (WHERE cache != 'uncached')
@@ -228,7 +234,7 @@ impl History {
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(|e| e.to_string())
+            .map_err(HistoryError::from)
     }
 }
 

@@ -33,6 +33,16 @@ pub struct GlobFilter {
     roots: Vec<String>,
 }
 
+/// Glob patterns that do not compile.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GlobError {
+    #[error("invalid glob `{glob}`: {kind}")]
+    Pattern { glob: String, kind: globset::ErrorKind },
+    /// The compiled set could not be built from valid patterns.
+    #[error(transparent)]
+    Set(globset::Error),
+}
+
 fn is_meta(part: &str) -> bool {
     part.contains(['*', '?', '[', '{'])
 }
@@ -40,12 +50,14 @@ fn is_meta(part: &str) -> bool {
 impl GlobFilter {
     /// `patterns` may hold `!negations`; `extra_excludes` are plain globs.
     /// `None` for `patterns` means every file.
-    pub fn new(patterns: Option<&[String]>, extra_excludes: &[String]) -> Result<GlobFilter, String> {
+    pub fn new(patterns: Option<&[String]>, extra_excludes: &[String]) -> Result<GlobFilter, GlobError> {
         let mut include = GlobSetBuilder::new();
         let mut exclude = GlobSetBuilder::new();
         let mut roots = Vec::new();
-        let compile =
-            |p: &str| Glob::new(p.trim_start_matches("./")).map_err(|e| format!("invalid glob `{p}`: {}", e.kind()));
+        let compile = |p: &str| {
+            Glob::new(p.trim_start_matches("./"))
+                .map_err(|e| GlobError::Pattern { glob: p.to_string(), kind: e.kind().clone() })
+        };
         match patterns {
             None => {
                 include.add(compile("**")?);
@@ -79,7 +91,7 @@ impl GlobFilter {
                 kept.push(r);
             }
         }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| e.to_string());
+        let build = |b: GlobSetBuilder| b.build().map_err(GlobError::Set);
         Ok(GlobFilter { include: build(include)?, exclude: build(exclude)?, roots: kept })
     }
 

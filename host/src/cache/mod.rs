@@ -3,6 +3,11 @@
 //! replay. It knows nothing of scheduling: the run loop asks for a task's
 //! key, looks it up, restores a hit, and stores a successful run.
 //!
+//! It knows nothing of plugins or REAPI either: a remote tier is any
+//! [`Backend`] (a store of encoded entries by key), built by
+//! `crate::backends` from the workspace's configuration and handed to
+//! [`Cache::open`]. Every entry, from whichever tier, is verified here.
+//!
 //! | file | owns |
 //! |------|------|
 //! | `hasher` | BLAKE3 of files, the stat index under `.vx/` |
@@ -10,14 +15,19 @@
 //! | `key` | the key recipe and its manifest |
 //! | `entry` | the on-disk entry format and its verification |
 //! | `store` | the local store: atomic writes, verified reads, retention |
+//! | `backend` | [`Backend`], the interface of every tier, and the local store as one |
+//! | `remote` | the remote tier: a backend, its failures counted, its warnings |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
 //! | `mode` | `--cache` access per tier |
 //! | `diff` | which key components changed between two runs (`vx why`) |
 //! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
+//! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
 
 mod archive;
+mod backend;
 mod diff;
 mod entry;
+mod error;
 mod fsutil;
 mod hasher;
 mod history;
@@ -31,12 +41,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use archive::{Member, Restored, check_link, check_no_link_on_the_way, check_relative, pack_members, read_members};
+pub use archive::{ArchiveError, Member, Restored, pack_members, read_members};
+pub use backend::{Backend, BackendError};
 pub use diff::{Change, diff_manifests};
-pub use entry::{Entry, EntryHeader, OutputFile};
+pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
+pub use error::CacheError;
 pub use hasher::FileHasher;
-pub use history::{History, Invocation, TaskRunRecord};
-pub use inputs::{FileRef, GlobFilter, list_files};
+pub use history::{History, HistoryError, Invocation, TaskRunRecord};
+pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use remote::RemoteTier;
@@ -60,8 +72,8 @@ pub struct Cache {
     nested: std::collections::HashMap<PathBuf, Vec<PathBuf>>,
     max_size: u64,
     max_age: Duration,
-    /// `[cache] remote`, when it names a usable cache-backend plugin and
-    /// `--cache` gives the remote tier any access.
+    /// The remote backend the workspace names, when `--cache` gives the
+    /// remote tier any access.
     pub remote: Option<RemoteTier>,
     root: PathBuf,
     /// Parsed ignore files, shared by every task of the run.
@@ -88,8 +100,16 @@ pub fn state_dir(ws: &Workspace) -> PathBuf {
 }
 
 impl Cache {
-    /// Opens the cache of `ws`; `dir` overrides `[cache] dir`.
-    pub fn open(ws: &Workspace, dir: Option<PathBuf>, mode: CacheMode, force: bool) -> Result<Cache> {
+    /// Opens the cache of `ws`; `dir` overrides `[cache] dir`. `remote` is
+    /// the workspace's remote backend (`crate::backends::remote`), used
+    /// when `mode` gives the remote tier any access.
+    pub fn open(
+        ws: &Workspace,
+        dir: Option<PathBuf>,
+        mode: CacheMode,
+        force: bool,
+        remote: Option<Box<dyn Backend>>,
+    ) -> Result<Cache> {
         let state = state_dir(ws);
         let hasher = Arc::new(FileHasher::load(state.join("stat-index")));
         let env_secret = load_secret(&state.join("secret"))?;
@@ -103,20 +123,12 @@ impl Cache {
             nested: nested_projects(ws),
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
-            remote: None,
+            remote: remote.filter(|_| mode.remote.read || mode.remote.write).map(RemoteTier::new),
             root: ws.root.clone(),
             ignores: std::sync::Mutex::default(),
             filters: std::sync::Mutex::default(),
             wrote: std::sync::atomic::AtomicBool::new(false),
         };
-        // A `[remote]` table makes the REAPI server the remote tier unless
-        // `[cache] remote` names a plugin.
-        let remote = ws.cache.remote.as_deref().or(ws.remote.as_ref().map(|_| crate::config::REAPI_REMOTE));
-        if let Some(name) = remote
-            && (mode.remote.read || mode.remote.write)
-        {
-            cache.remote = Some(RemoteTier::new(ws, name));
-        }
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
     }
@@ -182,7 +194,7 @@ impl Cache {
     /// The glob filter for `patterns` minus `excludes`, compiled once per
     /// run: hundreds of tasks usually share a handful of glob lists, and
     /// compiling one costs more than walking a small project.
-    fn filter(&self, patterns: Option<&[String]>, excludes: &[String]) -> Result<Arc<GlobFilter>, String> {
+    fn filter(&self, patterns: Option<&[String]>, excludes: &[String]) -> Result<Arc<GlobFilter>, GlobError> {
         let id = (patterns.map(<[String]>::to_vec), excludes.to_vec());
         if let Some(found) = self.filters.lock().expect("filters lock poisoned").get(&id) {
             return Ok(found.clone());
@@ -193,12 +205,17 @@ impl Cache {
     }
 
     /// The input files of a task in `project_dir` (workspace-relative paths).
-    pub fn input_files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, String> {
+    pub fn input_files(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        task: &Task,
+    ) -> Result<Vec<(String, PathBuf)>, CacheError> {
         Ok(self.input_refs(root, project_dir, task)?.into_iter().map(|f| (f.rel, f.abs)).collect())
     }
 
     /// [`Cache::input_files`] with the `lstat` the walk took of each.
-    fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, String> {
+    fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, CacheError> {
         let filter = self.filter(task.inputs.as_deref(), &task.outputs)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
@@ -221,10 +238,12 @@ impl Cache {
 
     /// Hashes files, on several threads when there are many (a task of a
     /// large project; tasks themselves already run side by side).
-    fn hash_all(&self, files: Vec<FileRef>) -> Result<Vec<(String, blake3::Hash)>, String> {
+    fn hash_all(&self, files: Vec<FileRef>) -> Result<Vec<(String, blake3::Hash)>, CacheError> {
         const PER_THREAD: usize = 512;
         let hash_one = |f: &FileRef| {
-            self.hash_ref(f).map(|h| (f.rel.clone(), h)).map_err(|e| format!("could not hash {}: {e}", f.rel))
+            self.hash_ref(f)
+                .map(|h| (f.rel.clone(), h))
+                .map_err(|source| CacheError::Hash { path: f.rel.clone(), source })
         };
         let threads = crate::sys::cores().min(files.len() / PER_THREAD);
         if threads <= 1 {
@@ -234,7 +253,7 @@ impl Cache {
         std::thread::scope(|scope| {
             let parts: Vec<_> = files
                 .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(hash_one).collect::<Result<Vec<_>, String>>()))
+                .map(|part| scope.spawn(move || part.iter().map(hash_one).collect::<Result<Vec<_>, CacheError>>()))
                 .collect();
             let mut out = Vec::with_capacity(files.len());
             for part in parts {
@@ -253,7 +272,7 @@ impl Cache {
         task: &Task,
         executor_config: &str,
         deps: &[(String, CacheKey)],
-    ) -> Result<(CacheKey, KeyManifest), String> {
+    ) -> Result<(CacheKey, KeyManifest), CacheError> {
         let files = self.hash_all(self.input_refs(root, project_dir, task)?)?;
         let env: Vec<(String, Option<String>)> =
             task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
@@ -294,28 +313,25 @@ impl Cache {
                 if self.mode.local.write {
                     match self.store.put(key, &bytes) {
                         Ok(()) => self.wrote.store(true, std::sync::atomic::Ordering::Relaxed),
-                        Err(e) => eprintln!("vx: warning: could not keep a remote cache hit locally: {e}"),
+                        Err(e) => tracing::warn!("could not keep a remote cache hit locally: {e}"),
                     }
                 }
                 (Lookup::Hit(Box::new(entry)), true)
             }
             Err(why) => {
-                eprintln!(
-                    "vx: warning: the remote cache returned an invalid entry for {} ({why}); running the task",
-                    key.0
-                );
+                tracing::warn!("the remote cache returned an invalid entry for {} ({why}); running the task", key.0);
                 (Lookup::Miss, false)
             }
         }
     }
 
     /// Restores a hit's outputs into the project.
-    pub fn restore(&self, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, String> {
+    pub fn restore(&self, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, CacheError> {
         if task.outputs.is_empty() && entry.header.outputs.is_empty() {
             return Ok(Restored::AlreadyThere);
         }
         let outputs = self.filter(Some(&task.outputs), &[])?;
-        archive::unpack(project_dir, &outputs, &entry.archive, &entry.header.outputs, &self.hasher)
+        Ok(archive::unpack(project_dir, &outputs, &entry.archive, &entry.header.outputs, &self.hasher)?)
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.
@@ -327,7 +343,7 @@ impl Cache {
         task: &Task,
         log: &[u8],
         duration: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), CacheError> {
         let (archive, outputs) = if task.outputs.is_empty() {
             (Vec::new(), Vec::new())
         } else {
@@ -355,7 +371,7 @@ impl Cache {
         if !self.mode.local.write {
             return Ok(());
         }
-        self.store.put(key, &bytes).map_err(|e| format!("could not write the cache entry: {e}"))?;
+        self.store.put(key, &bytes).map_err(CacheError::Write)?;
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
@@ -378,7 +394,7 @@ impl Cache {
     /// files again (`--dry` and `vx why` hash too).
     pub fn save_index(&self) {
         if let Err(e) = self.hasher.save() {
-            eprintln!("vx: warning: could not save the stat index: {e}");
+            tracing::warn!("could not save the stat index: {e}");
         }
     }
 

@@ -102,8 +102,28 @@ impl LocalStore {
             }
             Err(why) => {
                 let _ = std::fs::remove_file(&path);
-                Lookup::Corrupt(why)
+                Lookup::Corrupt(why.to_string())
             }
+        }
+    }
+
+    /// The bytes of `key`'s entry as they are, unverified, `None` when
+    /// there is none: the store serving as another cache's [`Backend`]
+    /// (whose caller verifies). A read refreshes the entry's last use.
+    ///
+    /// [`Backend`]: super::Backend
+    pub(super) fn read(&self, key: &CacheKey) -> std::io::Result<Option<Vec<u8>>> {
+        if !CacheKey::is_valid(&key.0) {
+            return Ok(None);
+        }
+        let path = self.entry_path(key);
+        match read_entry(&path) {
+            Ok((bytes, file, used)) => {
+                touch(&path, &file, used, SystemTime::now());
+                Ok(Some(bytes))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

@@ -43,7 +43,8 @@ fn mib(bytes: u64) -> String {
 
 pub fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
-    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), CacheMode::default(), false)?;
+    // gc, clean and stats are about the local store: no remote backend.
+    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), CacheMode::default(), false, None)?;
     match args.action {
         CacheAction::Gc => {
             let (max_size, max_age) = cache.retention();

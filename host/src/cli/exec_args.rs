@@ -91,7 +91,7 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn open_cache(&self, ws: &Workspace) -> Result<Cache> {
-        Cache::open(ws, self.cache_dir.clone(), self.cache_mode, self.force)
+        Cache::open(ws, self.cache_dir.clone(), self.cache_mode, self.force, crate::backends::remote(ws))
     }
 }
 

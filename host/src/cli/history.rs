@@ -33,7 +33,7 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
         }
     };
     let ws = load_workspace(cwd)?;
-    let unreadable = |e: String| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;
     let recent = history.recent(args.limit).map_err(unreadable)?;
     if json {

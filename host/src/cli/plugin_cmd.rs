@@ -96,7 +96,7 @@ fn add(args: AddArgs, cwd: &Path) -> Result<u8> {
     }
     let ws = load_workspace(cwd)?;
     let root = ws.root.clone();
-    let existing = read_pin(&root, &name).map_err(Error::config)?;
+    let existing = read_pin(&root, &name).map_err(|e| Error::config(e.to_string()))?;
     if (ws.plugins.contains_key(&name) || existing.is_some()) && !args.force {
         return Err(Error::usage(format!("a plugin named `{name}` is already added"))
             .with_hint("pass --force to replace and re-pin it, or --name to add it under another name"));
@@ -121,7 +121,7 @@ fn add(args: AddArgs, cwd: &Path) -> Result<u8> {
         plugin_version: info.version.clone(),
         requests: info.requests.clone(),
     };
-    write_pin(&root, &name, &pin).map_err(Error::internal)?;
+    write_pin(&root, &name, &pin).map_err(|e| Error::internal(e.to_string()))?;
     let granted = write_plugin_table(&root, &name, &rel, &args)?;
 
     println!(
@@ -249,7 +249,7 @@ fn list(cwd: &Path) -> Result<u8> {
         return Ok(0);
     }
     for (name, settings) in &ws.plugins {
-        let pin = read_pin(&ws.root, name).map_err(Error::config)?;
+        let pin = read_pin(&ws.root, name).map_err(|e| Error::config(e.to_string()))?;
         let file = read_plugin_file(name, &settings.path);
         let (state, compiled) = match (&pin, &file) {
             (_, Err(e)) => (format!("unreadable ({})", e.message), false),
@@ -303,7 +303,7 @@ fn remove(name: &str, cwd: &Path) -> Result<u8> {
                 .map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
         }
     }
-    let removed_pin = remove_pin(&ws.root, name).map_err(Error::internal)?;
+    let removed_pin = remove_pin(&ws.root, name).map_err(|e| Error::internal(e.to_string()))?;
     let copy = ws.root.join(format!(".vx/plugins/{name}.wasm"));
     let removed_copy = std::fs::remove_file(&copy).is_ok();
     if !(removed_table || removed_pin || removed_copy) {

@@ -54,7 +54,13 @@ pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
     };
     let selection = Selection { tasks: vec![id.to_string()], cwd: cwd.to_path_buf(), ..Selection::default() };
     let graph = plan(&ws, &selection)?;
-    let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), CacheMode::default(), false)?;
+    let cache = Cache::open(
+        &ws,
+        args.cache_dir.map(|d| cwd.join(d)),
+        CacheMode::default(),
+        false,
+        crate::backends::remote(&ws),
+    )?;
     let keys = plan_keys(&ws, &graph, &cache);
     cache.save_index();
     let root = graph.roots[0];

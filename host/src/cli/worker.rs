@@ -10,7 +10,7 @@ use clap::Args;
 use crate::config::RemoteSettings;
 use crate::error::{Error, Result};
 use crate::guard::Groups;
-use crate::remote::worker::{WorkerOptions, run_worker};
+use crate::worker::{WorkerOptions, run_worker};
 
 /// Run actions for a REAPI server (BuildGrid) as one of its bots.
 #[derive(Debug, Args)]
@@ -114,9 +114,7 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
                 _ = term.recv() => {}
             }
         };
-        run_worker(opts, groups.clone(), stop).await.map_err(|m| {
-            Error::internal(m).with_hint("is the server up, and does it offer the Remote Workers API (BuildGrid)?")
-        })
+        run_worker(opts, groups.clone(), stop).await.map_err(Error::from)
     });
     groups.close_guard();
     if own_dir {

@@ -22,9 +22,14 @@ use wasmtime::{Config, Engine};
 /// this granularity.
 pub const TICK: Duration = Duration::from_millis(10);
 
+/// Why the process's wasm engine could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct EngineError(String);
+
 /// The engine, created on first use with its ticker thread.
-pub fn engine() -> Result<&'static Engine, String> {
-    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+pub fn engine() -> Result<&'static Engine, EngineError> {
+    static ENGINE: OnceLock<Result<Engine, EngineError>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
             let mut config = Config::new();
@@ -33,7 +38,8 @@ pub fn engine() -> Result<&'static Engine, String> {
                 .epoch_interruption(true)
                 .concurrency_support(false)
                 .parallel_compilation(true);
-            let engine = Engine::new(&config).map_err(|e| format!("could not start the wasm engine: {e}"))?;
+            let engine =
+                Engine::new(&config).map_err(|e| EngineError(format!("could not start the wasm engine: {e}")))?;
             let weak = engine.weak();
             let ticker = std::thread::Builder::new().name("vx-epoch".into()).spawn(move || {
                 while let Some(engine) = weak.upgrade() {
@@ -42,7 +48,7 @@ pub fn engine() -> Result<&'static Engine, String> {
                     std::thread::sleep(TICK);
                 }
             });
-            ticker.map_err(|e| format!("could not start the epoch ticker: {e}"))?;
+            ticker.map_err(|e| EngineError(format!("could not start the epoch ticker: {e}")))?;
             Ok(engine)
         })
         .as_ref()
@@ -92,7 +98,11 @@ pub enum Origin {
 
 /// Loads a component: from the compiled cache when it holds a loadable
 /// artifact, else by compiling (and caching) it.
-pub fn load_component(engine: &Engine, bytes: &[u8], hash: &blake3::Hash) -> Result<(Component, Origin), String> {
+pub(super) fn load_component(
+    engine: &Engine,
+    bytes: &[u8],
+    hash: &blake3::Hash,
+) -> Result<(Component, Origin), String> {
     let Some(dir) = cache_dir() else { return compile(engine, bytes).map(|c| (c, Origin::Compiled)) };
     let path = dir.join(artifact_name(engine, hash));
     if path.is_file() {

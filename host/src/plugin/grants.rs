@@ -106,7 +106,7 @@ pub struct Grants {
 }
 
 /// Reads the grants and limits of `[plugins.NAME]`; an error names the key.
-pub fn read_settings(name: &str, settings: &PluginSettings, root: &Path) -> Result<(Grants, Limits), String> {
+pub(super) fn read_settings(name: &str, settings: &PluginSettings, root: &Path) -> Result<(Grants, Limits), String> {
     let key = |k: &str| format!("[plugins.{name}].{k}");
     let mut grants = Grants { env: settings.env.clone(), ..Grants::default() };
     for value in &settings.dirs {
@@ -217,7 +217,7 @@ fn dir_grant(path: &str, rw: bool, root: &Path) -> Result<DirGrant, String> {
 }
 
 impl HostPattern {
-    pub fn parse(text: &str) -> Result<HostPattern, String> {
+    pub(super) fn parse(text: &str) -> Result<HostPattern, String> {
         let (scheme, rest) = match text.split_once("://") {
             Some((s @ ("http" | "https"), rest)) => (Some(s.to_string()), rest),
             Some((s, _)) => return Err(format!("`{text}`: scheme `{s}` is not http or https")),

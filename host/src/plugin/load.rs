@@ -93,7 +93,7 @@ pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Re
     let (bytes, hash) = read_plugin_file(name, &settings.path)?;
     let shown = settings.path.strip_prefix(root).unwrap_or(&settings.path).display().to_string();
     let repin = format!("if the new file is intended, re-pin it with `vx plugin add {shown} --name {name} --force`");
-    match read_pin(root, name).map_err(|m| PluginError::load(name, m))? {
+    match read_pin(root, name).map_err(|m| PluginError::load(name, m.to_string()))? {
         None => return Err(PluginError::load(name, format!("{shown} is not pinned in vx.lock; {repin}"))),
         Some(pin) if pin.blake3 != hash.to_hex().as_str() => {
             return Err(PluginError::load(
@@ -118,7 +118,7 @@ pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Re
 pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> Result<LoadedPlugin, PluginError> {
     let name = ctx.name.clone();
     check_component_header(&name, bytes)?;
-    let engine = engine().map_err(|m| PluginError::load(&name, m))?;
+    let engine = engine().map_err(|m| PluginError::load(&name, m.to_string()))?;
     let (component, origin) = load_component(engine, bytes, &hash).map_err(|m| PluginError::load(&name, m))?;
     let (world, export) = classify(&name, engine, &component)?;
     let link_error = |e: wasmtime::Error| PluginError::load(&name, link_message(world, &e));
@@ -199,7 +199,7 @@ fn linker(
     extra: fn(&mut Linker<State>) -> Result<(), String>,
 ) -> Result<&'static Linker<State>, String> {
     slot.get_or_init(|| {
-        let mut linker = Linker::new(engine()?);
+        let mut linker = Linker::new(engine().map_err(|e| e.to_string())?);
         add_common(&mut linker).map_err(|e| format!("could not link the host: {e}"))?;
         extra(&mut linker)?;
         Ok(linker)
@@ -253,7 +253,7 @@ impl LoadedPlugin {
 
     /// A fresh store with this plugin's grants and limits, its clock started.
     pub(super) fn store(&self, call: &str) -> Result<Store<State>, PluginError> {
-        let engine = engine().map_err(|m| PluginError::load(self.name(), m))?;
+        let engine = engine().map_err(|m| PluginError::load(self.name(), m.to_string()))?;
         let state =
             State::new(self.ctx.clone()).map_err(|m| PluginError::new(self.name(), call, PluginErrorKind::Load, m))?;
         let mut store = Store::new(engine, state);

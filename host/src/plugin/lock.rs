@@ -9,6 +9,19 @@ use toml_edit::{Array, DocumentMut, Item, Table, value};
 /// The lock file's name, at the workspace root.
 pub const LOCK_FILE: &str = "vx.lock";
 
+/// Why `vx.lock` could not be read or written; the text names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{}: {source}", path.display())]
+    Parse { path: PathBuf, source: toml_edit::TomlError },
+    #[error("could not read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{LOCK_FILE}: `plugins` is not a table")]
+    NotATable,
+    #[error("could not write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
 /// One plugin's pin.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pin {
@@ -27,17 +40,17 @@ pub fn lock_path(root: &Path) -> PathBuf {
 }
 
 /// Reads `vx.lock`; a missing file is an empty document.
-fn read_doc(root: &Path) -> Result<DocumentMut, String> {
+fn read_doc(root: &Path) -> Result<DocumentMut, LockError> {
     let path = lock_path(root);
     match std::fs::read_to_string(&path) {
-        Ok(text) => text.parse::<DocumentMut>().map_err(|e| format!("{}: {e}", path.display())),
+        Ok(text) => text.parse::<DocumentMut>().map_err(|source| LockError::Parse { path, source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DocumentMut::new()),
-        Err(e) => Err(format!("could not read {}: {e}", path.display())),
+        Err(source) => Err(LockError::Read { path, source }),
     }
 }
 
 /// The pin of plugin `name`, if `vx.lock` has one.
-pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, String> {
+pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, LockError> {
     let doc = read_doc(root)?;
     let Some(table) = doc.get("plugins").and_then(|p| p.get(name)).and_then(Item::as_table_like) else {
         return Ok(None);
@@ -59,7 +72,7 @@ pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, String> {
 }
 
 /// Writes (or replaces) the pin of `name`, keeping the rest of the file.
-pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), String> {
+pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
     let mut doc = read_doc(root)?;
     let plugins = doc.entry("plugins").or_insert_with(|| {
         let mut t = Table::new();
@@ -67,7 +80,7 @@ pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), String> {
         Item::Table(t)
     });
     let Some(plugins) = plugins.as_table_mut() else {
-        return Err(format!("{LOCK_FILE}: `plugins` is not a table"));
+        return Err(LockError::NotATable);
     };
     let mut table = Table::new();
     table["path"] = value(&pin.path);
@@ -81,7 +94,7 @@ pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), String> {
 }
 
 /// Removes the pin of `name`; `false` when there was none.
-pub fn remove_pin(root: &Path, name: &str) -> Result<bool, String> {
+pub fn remove_pin(root: &Path, name: &str) -> Result<bool, LockError> {
     let mut doc = read_doc(root)?;
     let removed = doc.get_mut("plugins").and_then(Item::as_table_mut).and_then(|t| t.remove(name)).is_some();
     if removed {
@@ -90,7 +103,7 @@ pub fn remove_pin(root: &Path, name: &str) -> Result<bool, String> {
     Ok(removed)
 }
 
-fn write_doc(root: &Path, doc: &DocumentMut) -> Result<(), String> {
+fn write_doc(root: &Path, doc: &DocumentMut) -> Result<(), LockError> {
     let path = lock_path(root);
     let tmp = root.join(format!(".{LOCK_FILE}.{}.tmp", std::process::id()));
     let mut text = doc.to_string();
@@ -99,7 +112,7 @@ fn write_doc(root: &Path, doc: &DocumentMut) -> Result<(), String> {
     }
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| format!("could not write {}: {e}", path.display()))
+        .map_err(|source| LockError::Write { path, source })
 }
 
 #[cfg(test)]

@@ -12,9 +12,13 @@
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
 //! | `pool`      | a cache backend's live instances, reused across calls |
+//! | `cache_backend` | a cache-backend plugin as the cache's `Backend`, loaded on first use |
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
+//!
+//! Errors that leave the module are typed: `PluginError` for loads and
+//! calls, `LockError` for `vx.lock`, `EngineError` for the engine's start.
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
 //! the async runtime). Reporters and executors get a fresh `Store` and
@@ -25,6 +29,7 @@
 //! its memory limit.
 
 mod bindings;
+mod cache_backend;
 mod calls;
 mod engine;
 mod error;
@@ -37,14 +42,15 @@ mod state;
 mod stdio;
 
 pub use bindings::StreamKind;
+pub use cache_backend::PluginBackend;
 pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
-pub use engine::{Origin, cache_dir as compiled_cache_dir, is_compiled};
+pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
 pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
 };
-pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
+pub use lock::{LOCK_FILE, LockError, Pin, read_pin, remove_pin, write_pin};
 pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
 pub use state::SinkFn;
@@ -52,7 +58,7 @@ pub use state::SinkFn;
 /// Starts the process's one engine and its epoch ticker, if they are not
 /// running yet (the first load does it otherwise). Benchmarks call it to
 /// time that one-off start apart from loading plugins.
-pub fn start_engine() -> Result<(), String> {
+pub fn start_engine() -> Result<(), EngineError> {
     engine::engine().map(drop)
 }
 

@@ -115,7 +115,7 @@ pub struct State {
 impl State {
     /// A store's data with exactly the grants of `plugin`: preopened dirs,
     /// named env vars, stdin closed, no network, nothing inherited.
-    pub fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
+    pub(super) fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
         let stdout = CapturedOutput::new(STDIO_CAPACITY);
         let stderr = CapturedOutput::new(STDIO_CAPACITY);
         let mut builder = WasiCtxBuilder::new();
@@ -224,9 +224,10 @@ impl WasiHttpHooks for HttpHooks {
         let port = uri.port_u16().unwrap_or(if scheme == "https" { 443 } else { 80 });
         let allowed = self.plugin.grants.hosts.iter().any(|p| p.allows(&scheme, &host, port));
         if !allowed {
-            eprintln!(
-                "vx: plugin `{}`: request to {scheme}://{host}:{port} denied; add \"{scheme}://{host}:{port}\" to [plugins.{}].allow-hosts in vx.toml to allow it",
-                self.plugin.name, self.plugin.name
+            tracing::info!(
+                "plugin `{}`: request to {scheme}://{host}:{port} denied; add \"{scheme}://{host}:{port}\" to [plugins.{}].allow-hosts in vx.toml to allow it",
+                self.plugin.name,
+                self.plugin.name
             );
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }

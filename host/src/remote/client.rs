@@ -25,20 +25,32 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const GRPC_MESSAGE_LIMIT: usize = 4 << 20;
 
 /// Why a call to the server failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
     /// Not reachable, timed out or broke off: worth a warning, not a retry storm.
+    #[error("{0}")]
     Unavailable(String),
     /// The server answered no: permissions, a disabled service, a limit.
+    #[error("{0}")]
     Refused(String),
     /// The server sent something vx cannot use (a wrong digest, a bad message).
+    #[error("{0}")]
     Invalid(String),
 }
 
-impl std::fmt::Display for RemoteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RemoteError::Unavailable(m) | RemoteError::Refused(m) | RemoteError::Invalid(m) => f.write_str(m),
+/// A path from the server that would leave the directory it is written to.
+impl From<crate::paths::PathError> for RemoteError {
+    fn from(e: crate::paths::PathError) -> RemoteError {
+        RemoteError::Invalid(e.to_string())
+    }
+}
+
+impl From<RemoteError> for crate::Error {
+    fn from(e: RemoteError) -> crate::Error {
+        let error = crate::Error::internal(e.to_string());
+        match e {
+            RemoteError::Unavailable(_) => error.with_hint("is the REAPI server up and reachable from here?"),
+            RemoteError::Refused(_) | RemoteError::Invalid(_) => error,
         }
     }
 }
@@ -81,7 +93,7 @@ pub struct Capabilities {
 /// A connected REAPI client; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Reapi {
-    pub(crate) channel: Channel,
+    pub(super) channel: Channel,
     pub instance: String,
     headers: Arc<Vec<(AsciiMetadataKey, AsciiMetadataValue)>>,
     timeout: Duration,
@@ -105,6 +117,12 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 impl Reapi {
+    /// The connection, for clients of other services on the same server
+    /// (`vx worker`'s Remote Workers API); cheap to clone.
+    pub fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
     /// Runs `fut` on the REAPI runtime and waits for it. For synchronous
     /// callers only (blocking threads, the CLI), never from async code.
     pub fn block<F>(fut: F) -> F::Output

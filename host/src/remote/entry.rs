@@ -9,6 +9,9 @@
 //! the BLAKE3 of each output, the duration), so a hit becomes a complete
 //! local entry again: `vx why`, `--dry` and the local store work the same
 //! whichever tier it came from.
+//!
+//! An error here is the reason an entry is not used, shown in a warning
+//! by `tier`; it never leaves `remote`, so it stays text.
 
 use std::collections::BTreeMap;
 
@@ -22,15 +25,15 @@ use crate::cache::{CacheKey, Entry, EntryHeader, Member, pack_members, read_memb
 
 /// The `auxiliary_metadata` type naming the header blob (its value is an
 /// encoded `Digest`).
-pub const HEADER_TYPE: &str = "type.vx.dev/vx.remote.v1.EntryHeader";
+pub(super) const HEADER_TYPE: &str = "type.vx.dev/vx.remote.v1.EntryHeader";
 /// Appears as the worker of every result vx stores.
 const WORKER: &str = "vx-cache";
 
 /// Blobs to upload (digest, bytes).
-pub type Blobs = Vec<(re::Digest, Vec<u8>)>;
+pub(super) type Blobs = Vec<(re::Digest, Vec<u8>)>;
 
 /// The action a vx key is stored under, with the blobs that describe it.
-pub fn key_action(f: DigestFn, key: &CacheKey) -> (re::Digest, Blobs) {
+pub(super) fn key_action(f: DigestFn, key: &CacheKey) -> (re::Digest, Blobs) {
     let command = re::Command { arguments: vec!["vx-cache-entry".into(), key.0.clone()], ..Default::default() };
     let (command_digest, command_bytes) = f.of_message(&command);
     let (root_digest, root_bytes) = f.of_message(&re::Directory::default());
@@ -47,15 +50,15 @@ pub fn key_action(f: DigestFn, key: &CacheKey) -> (re::Digest, Blobs) {
 }
 
 /// An encoded vx entry as an action result and the blobs it refers to.
-pub fn to_result(
+pub(super) fn to_result(
     f: DigestFn,
     action: &re::Digest,
     key: &CacheKey,
     bytes: &[u8],
     signing_key: Option<&[u8]>,
 ) -> Result<(re::ActionResult, Blobs), String> {
-    let entry = Entry::decode(bytes, key)?;
-    let members = read_members(&entry.archive)?;
+    let entry = Entry::decode(bytes, key).map_err(|e| e.to_string())?;
+    let members = read_members(&entry.archive).map_err(|e| e.to_string())?;
     let mut blobs = Blobs::new();
     let mut result = re::ActionResult { exit_code: entry.header.exit_code, ..Default::default() };
     for (path, member) in members {
@@ -104,7 +107,7 @@ pub fn to_result(
 }
 
 /// The digests a stored result needs downloaded to become an entry.
-pub fn needed(result: &re::ActionResult) -> Result<Vec<re::Digest>, String> {
+pub(super) fn needed(result: &re::ActionResult) -> Result<Vec<re::Digest>, String> {
     let mut out = vec![header_digest(result)?];
     out.extend(result.stdout_digest.clone());
     out.extend(result.output_files.iter().filter_map(|f| f.digest.clone()));
@@ -112,7 +115,7 @@ pub fn needed(result: &re::ActionResult) -> Result<Vec<re::Digest>, String> {
 }
 
 /// The `auxiliary_metadata` entry of `type_url`, if the result has one.
-pub fn aux<'a>(result: &'a re::ActionResult, type_url: &str) -> Option<&'a Any> {
+pub(super) fn aux<'a>(result: &'a re::ActionResult, type_url: &str) -> Option<&'a Any> {
     result.execution_metadata.iter().flat_map(|m| &m.auxiliary_metadata).find(|a| a.type_url == type_url)
 }
 
@@ -123,7 +126,7 @@ fn header_digest(result: &re::ActionResult) -> Result<re::Digest, String> {
 
 /// Rebuilds the encoded vx entry of `key` from a stored result and its
 /// downloaded blobs, checking that every output is the one the header lists.
-pub fn from_result(
+pub(super) fn from_result(
     key: &CacheKey,
     result: &re::ActionResult,
     blobs: &std::collections::HashMap<String, Vec<u8>>,
@@ -153,7 +156,7 @@ pub fn from_result(
         members.insert(l.path.clone(), Member::Link(l.target.clone()));
     }
     check_against_header(&header, &members)?;
-    let archive = pack_members(&members)?;
+    let archive = pack_members(&members).map_err(|e| e.to_string())?;
     Ok(Entry::encode(header, &log, &archive))
 }
 

@@ -13,7 +13,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bazel_remote_apis::google::longrunning::{CancelOperationRequest, operation, operations_client::OperationsClient};
+use bazel_remote_apis::google::longrunning::{
+    CancelOperationRequest, Operation, operation, operations_client::OperationsClient,
+};
 use futures_util::StreamExt;
 use prost::Message;
 
@@ -21,7 +23,7 @@ use super::client::{Reapi, RemoteError};
 use super::digest::show;
 use super::re;
 use super::tree::{TreeFile, TreeLink, build, tree_entries};
-use crate::cache::{check_link, check_no_link_on_the_way, check_relative};
+use crate::paths::{check_link, check_no_link_on_the_way, check_relative};
 
 /// How long a cancelled execution waits for the operation's name.
 const FIRST_MESSAGE_WAIT: Duration = Duration::from_secs(5);
@@ -56,24 +58,29 @@ pub struct Executed {
     pub operation: String,
 }
 
-#[derive(Debug)]
+/// Why a remote execution did not run to an exit code.
+#[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    Remote(RemoteError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
     /// The server stopped it at the action's timeout.
+    #[error("the remote worker stopped it at its timeout")]
     TimedOut,
     /// The task could not be made into an action (an unreadable input…).
+    #[error("{0}")]
     Setup(String),
 }
 
-impl From<RemoteError> for ExecError {
-    fn from(e: RemoteError) -> Self {
-        ExecError::Remote(e)
-    }
-}
+/// An output glob with no fixed directory in front, which REAPI cannot name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the output glob `{0}` starts with a pattern; remote execution needs a fixed directory in front (like `dist/**`)"
+)]
+pub struct OutputPathError(String);
 
 /// The fixed directory in front of each output glob (`dist/**` → `dist`);
 /// an error for a glob with none, since REAPI needs output paths.
-pub fn output_paths(globs: &[String]) -> Result<Vec<String>, String> {
+pub fn output_paths(globs: &[String]) -> Result<Vec<String>, OutputPathError> {
     let mut out: Vec<String> = Vec::new();
     for glob in globs.iter().filter(|g| !g.starts_with('!')) {
         let fixed: Vec<&str> = glob
@@ -83,9 +90,7 @@ pub fn output_paths(globs: &[String]) -> Result<Vec<String>, String> {
             .filter(|p| !p.is_empty() && *p != ".")
             .collect();
         if fixed.is_empty() {
-            return Err(format!(
-                "the output glob `{glob}` starts with a pattern; remote execution needs a fixed directory in front (like `dist/**`)"
-            ));
+            return Err(OutputPathError(glob.clone()));
         }
         out.push(fixed.join("/"));
     }
@@ -192,44 +197,14 @@ impl Reapi {
         loop {
             let next = tokio::select! {
                 next = stream.next() => next,
-                () = &mut cancel => {
-                    if name.is_empty() {
-                        // Cancelled before the server named the operation:
-                        // wait a little for its first message, or the
-                        // action would run on with nobody waiting for it.
-                        if let Ok(Some(Ok(op))) = tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await {
-                            name = op.name;
-                        }
-                    }
-                    if !name.is_empty() {
-                        self.cancel_operation(&name).await;
-                    }
-                    return Ok((name, None));
-                }
+                () = &mut cancel => return Ok((self.cancel_stream(name, &mut stream).await, None)),
             };
             match next {
                 Some(Ok(op)) => {
                     name.clone_from(&op.name);
-                    if !op.done {
-                        continue;
+                    if op.done {
+                        return done(&name, op.result).map(|response| (name, Some(response)));
                     }
-                    return match op.result {
-                        Some(operation::Result::Response(any)) => {
-                            let resp = re::ExecuteResponse::decode(any.value.as_slice())
-                                .map_err(|e| RemoteError::Invalid(format!("ExecuteResponse does not decode: {e}")))?;
-                            Ok((name, Some(resp)))
-                        }
-                        Some(operation::Result::Error(status)) => {
-                            if status.code == tonic::Code::DeadlineExceeded as i32 {
-                                return Ok((
-                                    name,
-                                    Some(re::ExecuteResponse { status: Some(status), ..Default::default() }),
-                                ));
-                            }
-                            Err(RemoteError::Refused(format!("operation {name} failed: {}", status.message)))
-                        }
-                        None => Err(RemoteError::Invalid(format!("operation {name} is done without a result"))),
-                    };
                 }
                 // The stream broke off (a server restart, a proxy): resume it.
                 Some(Err(_)) | None if !name.is_empty() && resumes < 3 => {
@@ -252,11 +227,27 @@ impl Reapi {
         }
     }
 
+    /// Cancels the operation of `stream`, known as `name` so far, and
+    /// returns its name. Cancelled before the server named it, it waits a
+    /// little for the first message, or the action would run on with
+    /// nobody waiting for it.
+    async fn cancel_stream(&self, mut name: String, stream: &mut tonic::Streaming<Operation>) -> String {
+        if name.is_empty()
+            && let Ok(Some(Ok(op))) = tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await
+        {
+            name = op.name;
+        }
+        if !name.is_empty() {
+            self.cancel_operation(&name).await;
+        }
+        name
+    }
+
     async fn cancel_operation(&self, name: &str) {
         let mut ops = OperationsClient::new(self.channel.clone());
         let req = self.req(CancelOperationRequest { name: name.to_string() });
         if let Err(s) = self.unary(ops.cancel_operation(req)).await {
-            eprintln!("vx: warning: could not cancel the remote operation {name}: {}", s.message());
+            tracing::warn!("could not cancel the remote operation {name}: {}", s.message());
         }
     }
 
@@ -313,11 +304,11 @@ impl Reapi {
             links.extend(more_links);
         }
         for rel in files.iter().map(|f| &f.rel).chain(links.iter().map(|l| &l.rel)) {
-            check_relative(rel).map_err(RemoteError::Invalid)?;
-            check_no_link_on_the_way(base, rel).map_err(RemoteError::Invalid)?;
+            check_relative(rel)?;
+            check_no_link_on_the_way(base, rel)?;
         }
         for l in &links {
-            check_link(&l.rel, &l.target).map_err(RemoteError::Invalid)?;
+            check_link(&l.rel, &l.target)?;
         }
         let digests: Vec<re::Digest> = files.iter().map(|f| f.digest.clone()).collect();
         let blobs = self.download(&digests).await?;
@@ -327,6 +318,22 @@ impl Reapi {
             .await
             .map_err(|e| RemoteError::Invalid(format!("writing outputs: {e}")))?
             .map_err(RemoteError::Invalid)
+    }
+}
+
+/// The response of a finished operation. An operation that ran past its
+/// deadline is a response too, so the caller reports a timeout, not a failure.
+fn done(name: &str, result: Option<operation::Result>) -> Result<re::ExecuteResponse, RemoteError> {
+    match result {
+        Some(operation::Result::Response(any)) => re::ExecuteResponse::decode(any.value.as_slice())
+            .map_err(|e| RemoteError::Invalid(format!("ExecuteResponse does not decode: {e}"))),
+        Some(operation::Result::Error(status)) if status.code == tonic::Code::DeadlineExceeded as i32 => {
+            Ok(re::ExecuteResponse { status: Some(status), ..Default::default() })
+        }
+        Some(operation::Result::Error(status)) => {
+            Err(RemoteError::Refused(format!("operation {name} failed: {}", status.message)))
+        }
+        None => Err(RemoteError::Invalid(format!("operation {name} is done without a result"))),
     }
 }
 
@@ -399,6 +406,6 @@ mod tests {
             ["dist", "out.txt"]
         );
         assert_eq!(output_paths(&globs(&["./build/**/*.js"])).unwrap(), ["build"]);
-        assert!(output_paths(&globs(&["**/*.js"])).unwrap_err().contains("fixed directory"));
+        assert!(output_paths(&globs(&["**/*.js"])).unwrap_err().to_string().contains("fixed directory"));
     }
 }

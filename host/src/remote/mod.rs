@@ -5,14 +5,16 @@
 //! - the remote cache tier: each vx entry is stored as a real
 //!   `ActionResult` under an action digest derived from the vx key, with
 //!   write-once uploads and optional HMAC signatures (`entry`, `sign`);
+//!   [`ReapiTier`] is the cache's [`Backend`](crate::cache::Backend) over it;
 //! - the built-in `remote` executor: a task's inputs as a Merkle tree,
 //!   `Execute`, the outputs downloaded into the project (`exec`, `tree`);
-//! - `vx worker`: a bot of the Remote Workers API that runs leased
-//!   actions under the guard (`worker`).
+//! - `vx worker` (`crate::worker`, a server-side bot kept out of this
+//!   client) builds on the connection, the CAS transfers and the trees
+//!   exported here.
 //!
 //! | file | owns |
 //! |------|------|
-//! | `client` | the connection, headers, deadlines, capabilities, the I/O runtime |
+//! | `client` | the connection, headers, deadlines, capabilities, the I/O runtime, [`RemoteError`] |
 //! | `digest` | digest functions and ByteStream resource names |
 //! | `cas` | FindMissingBlobs, batched and streamed uploads and downloads |
 //! | `entry` | a vx cache entry as an `ActionResult`, and back |
@@ -20,10 +22,11 @@
 //! | `tier` | the remote cache tier: lookups, write-once uploads, refusals |
 //! | `tree` | input roots as `Directory` trees, output trees back to files |
 //! | `exec` | `Execute` / `WaitExecution` and cancellation |
-//! | `worker` | `vx worker`: bot sessions, leases, running actions |
 //!
 //! Everything here runs on one small tokio runtime of its own, so callers
 //! on the run loop's blocking threads and `vx worker` share one code path.
+//! Paths from the server are checked with `crate::paths` before any is
+//! written.
 
 mod cas;
 mod client;
@@ -33,11 +36,11 @@ pub mod exec;
 mod sign;
 mod tier;
 mod tree;
-pub mod worker;
 
-pub use client::{Reapi, RemoteError, runtime};
+pub use client::{Reapi, RemoteError, bounded, runtime};
 pub use digest::DigestFn;
 pub use tier::ReapiTier;
+pub use tree::{Built, TreeFile, TreeLink, build};
 
-/// The generated REAPI types, re-exported for the modules here.
+/// The generated REAPI types, re-exported for the modules here and `vx worker`.
 pub(crate) use bazel_remote_apis::build::bazel::remote::execution::v2 as re;

@@ -8,13 +8,13 @@
 //! every blob before the result that names them.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::client::{Reapi, RemoteError};
 use super::entry::{from_result, key_action, needed, to_result};
 use super::re;
 use super::sign;
-use crate::cache::CacheKey;
+use crate::cache::{Backend, BackendError, CacheKey};
 use crate::config::RemoteSettings;
 
 /// The remote tier over a REAPI server, connected on first use.
@@ -57,7 +57,7 @@ impl ReapiTier {
 
     /// The entry of `key`: `Ok(None)` on a miss or an entry that does not
     /// verify (with a warning), `Err` when the server failed.
-    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+    fn download_entry(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
         let client = self.client()?;
         let lookup = CacheKey(key.to_string());
         let signing_key = self.signing_key.clone();
@@ -73,15 +73,15 @@ impl ReapiTier {
             Fetched::Miss => Ok(None),
             Fetched::Untrusted(why) => {
                 let short = key.get(..16).unwrap_or(key);
-                eprintln!("vx: warning: the REAPI cache entry {short} was not used: {why}; running its task");
+                tracing::warn!("the REAPI cache entry {short} was not used: {why}; running its task");
                 Ok(None)
             }
         }
     }
 
     /// Uploads an entry unless the server already has one for the key.
-    /// A refusal is counted (reported by [`finish`](Self::finish)), not an error.
-    pub fn put(&self, key: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+    /// A refusal is counted (reported by [`Backend::finish`]), not an error.
+    fn upload_entry(&self, key: &str, bytes: &[u8]) -> Result<(), RemoteError> {
         let client = self.client()?;
         self.uploads.fetch_add(1, Ordering::Relaxed);
         if !client.caps.ac_update {
@@ -118,7 +118,10 @@ impl ReapiTier {
     }
 
     /// Which keys the server holds a result for.
-    pub fn exists(&self, keys: &[String]) -> Result<Vec<bool>, RemoteError> {
+    fn find_entries(&self, keys: &[String]) -> Result<Vec<bool>, RemoteError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
         let client = self.client()?;
         let keys: Vec<CacheKey> = keys.iter().map(|k| CacheKey(k.clone())).collect();
         Reapi::block(async move {
@@ -130,19 +133,38 @@ impl ReapiTier {
             futures_util::future::join_all(lookups).await.into_iter().collect()
         })
     }
+}
+
+/// The REAPI server as the cache's remote backend.
+impl Backend for ReapiTier {
+    fn name(&self) -> &str {
+        crate::config::REAPI_REMOTE
+    }
+
+    fn exists(&self, keys: &[String]) -> Result<Vec<bool>, BackendError> {
+        self.find_entries(keys).map_err(BackendError::new)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.download_entry(key).map_err(BackendError::new)
+    }
+
+    fn put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), BackendError> {
+        self.upload_entry(key, &bytes).map_err(BackendError::new)
+    }
 
     /// Reports refused uploads (never silent) and, with `VX_REMOTE_STATS`,
     /// the traffic of the run.
-    pub fn finish(&self) {
+    fn finish(&self) {
         let refused = self.refused.load(Ordering::Relaxed);
         if refused > 0 {
             let uploads = self.uploads.load(Ordering::Relaxed);
             let why = self.first_refusal.lock().expect("refusal lock poisoned").clone().unwrap_or_default();
-            eprintln!("vx: warning: the REAPI cache refused {refused} of {uploads} uploads: {why}");
+            tracing::warn!("the REAPI cache refused {refused} of {uploads} uploads: {why}");
         }
         if std::env::var_os("VX_REMOTE_STATS").is_some() {
-            eprintln!(
-                "vx: remote cache: {} hits, {} bytes down; {} uploads, {} bytes up",
+            tracing::info!(
+                "remote cache: {} hits, {} bytes down; {} uploads, {} bytes up",
                 self.hits.load(Ordering::Relaxed),
                 self.bytes_down.load(Ordering::Relaxed),
                 self.uploads.load(Ordering::Relaxed),

@@ -86,7 +86,7 @@ fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<Plan
     let node = &graph.nodes[n];
     let project = &ws.projects[node.project];
     let task = &project.tasks[&node.id.task];
-    cache.task_key(&ws.root, &project.dir, &node.id.to_string(), task, "", &deps)
+    cache.task_key(&ws.root, &project.dir, &node.id.to_string(), task, "", &deps).map_err(|e| e.to_string())
 }
 
 /// Each node's cache status as `--dry` shows it: `hit-local`, `hit-remote`,

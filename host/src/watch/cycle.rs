@@ -66,7 +66,8 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     loop {
         let loaded = load_workspace(&req.cwd).and_then(|ws| {
             let graph = plan(&ws, &req.selection)?;
-            let cache = Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force)?;
+            let cache =
+                Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force, crate::backends::remote(&ws))?;
             Ok((ws, graph, cache))
         });
         let (ws, graph, cache) = match loaded {

@@ -79,7 +79,7 @@ impl RemoteConnection {
         if task.persistent {
             return Err("a persistent task cannot run through executor `remote`; vx keeps servers local".into());
         }
-        output_paths(&task.outputs)?;
+        output_paths(&task.outputs).map_err(|e| e.to_string())?;
         let cache = cache.cloned().ok_or("remote execution needs the workspace's cache to list inputs")?;
         let client = self.client()?;
         let env = task.env.iter().filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v))).collect();
@@ -99,13 +99,13 @@ impl RemoteJob {
     /// The input files: the task's own, the global inputs, and the outputs
     /// of its dependencies (all workspace-relative).
     fn inputs(&self) -> Result<Vec<(String, PathBuf)>, String> {
-        let mut files = self.cache.input_files(&self.root, &self.project_dir, &self.task)?;
+        let mut files = self.cache.input_files(&self.root, &self.project_dir, &self.task).map_err(|e| e.to_string())?;
         files.extend(self.cache.global_files().into_iter().map(|rel| {
             let abs = self.root.join(&rel);
             (rel, abs)
         }));
         for (dir, globs) in &self.dep_outputs {
-            let filter = GlobFilter::new(Some(globs), &[])?;
+            let filter = GlobFilter::new(Some(globs), &[]).map_err(|e| e.to_string())?;
             let prefix = dir.strip_prefix(&self.root).unwrap_or(dir).to_string_lossy().into_owned();
             files.extend(list_files(dir, &filter, None, &[]).into_iter().map(|f| {
                 let rel = if prefix.is_empty() { f.rel } else { format!("{prefix}/{}", f.rel) };

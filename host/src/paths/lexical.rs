@@ -1,4 +1,4 @@
-//! Path helpers shared by modules that must not depend on each other.
+//! Lexical path arithmetic: no filesystem access.
 
 use std::path::{Component, Path, PathBuf};
 

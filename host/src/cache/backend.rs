@@ -1,0 +1,73 @@
+//! The seam every cache tier is reached through: a store of encoded
+//! entries by key. The local store, a cache-backend plugin and a REAPI
+//! server each implement [`Backend`]; the cache verifies whatever comes
+//! back, so a backend only moves bytes and never needs to be trusted.
+//!
+//! The cache keeps its local tier as a concrete [`LocalStore`]: a fully
+//! cached run looks every task up there, and that path stays free of
+//! dynamic dispatch and of the copies this byte-level interface implies.
+//! The remote tier is a `Box<dyn Backend>` built outside this module (by
+//! `crate::backends`), so the cache names neither plugins nor REAPI.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::key::CacheKey;
+use super::store::LocalStore;
+
+/// A store of encoded entries (the bytes [`Entry::encode`](super::Entry::encode)
+/// makes), keyed by the hex text of a [`CacheKey`].
+///
+/// Calls are blocking and made from the run loop's blocking threads, one
+/// per task; an implementation may connect or load lazily on its first
+/// call. A backend that cannot be used at all (a plugin that does not
+/// load) says so once and then answers like an empty store, which is not
+/// a failure: failures are what the tier counts towards giving up.
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// Who the backend is (`reapi`, the plugin's name, `local`), for messages.
+    fn name(&self) -> &str;
+
+    /// Which of `keys` the backend holds, one answer per key, in order.
+    fn exists(&self, keys: &[String]) -> Result<Vec<bool>, BackendError>;
+
+    /// The entry of `key`, `None` on a miss.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError>;
+
+    /// Stores an encoded entry under `key`.
+    fn put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), BackendError>;
+
+    /// The run is over: report what the backend kept count of.
+    fn finish(&self) {}
+}
+
+/// A backend's failure, shown as the backend's own error text.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct BackendError(Box<dyn std::error::Error + Send + Sync>);
+
+impl BackendError {
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> BackendError {
+        BackendError(Box::new(e))
+    }
+}
+
+/// The local store as a backend: a directory another process (or a shared
+/// mount) fills. Its reads are raw bytes; the cache verifies them as it
+/// verifies any tier's.
+impl Backend for LocalStore {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn exists(&self, keys: &[String]) -> Result<Vec<bool>, BackendError> {
+        Ok(keys.iter().map(|k| self.contains(&CacheKey(k.clone()))).collect())
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.read(&CacheKey(key.to_string())).map_err(BackendError::new)
+    }
+
+    fn put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), BackendError> {
+        LocalStore::put(self, &CacheKey(key.to_string()), &bytes).map_err(BackendError::new)
+    }
+}

@@ -1,0 +1,46 @@
+//! What goes wrong in the cache, as callers receive it: [`CacheError`] from
+//! the [`Cache`](super::Cache) facade, the errors of the parts beside it,
+//! and how each becomes the user-facing [`crate::Error`].
+//!
+//! Most of these never reach the user as an error: a task whose key or
+//! restore fails runs uncached, with a note. The conversions serve the
+//! commands for which the cache is the point (`vx why`, `vx history`).
+
+use super::archive::ArchiveError;
+use super::history::HistoryError;
+use super::inputs::GlobError;
+
+/// Why a task could not be keyed, restored or stored.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error(transparent)]
+    Glob(#[from] GlobError),
+    #[error("could not hash {path}: {source}")]
+    Hash { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error("could not write the cache entry: {0}")]
+    Write(std::io::Error),
+}
+
+impl From<CacheError> for crate::Error {
+    fn from(e: CacheError) -> crate::Error {
+        match e {
+            CacheError::Glob(e) => e.into(),
+            other => crate::Error::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<GlobError> for crate::Error {
+    fn from(e: GlobError) -> crate::Error {
+        crate::Error::config(e.to_string()).with_hint("fix the glob in vx.toml")
+    }
+}
+
+impl From<HistoryError> for crate::Error {
+    fn from(e: HistoryError) -> crate::Error {
+        crate::Error::internal(format!(".vx/history.db: {e}"))
+            .with_hint("the history is a convenience: remove .vx/history.db if it stays unreadable")
+    }
+}

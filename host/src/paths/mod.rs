@@ -1,0 +1,15 @@
+//! Path helpers shared by modules that must not depend on each other: the
+//! cache restores archives, the REAPI client writes downloaded outputs and
+//! `vx worker` materialises input roots, and all three refuse the same
+//! paths for the same reasons.
+//!
+//! | file | owns |
+//! |------|------|
+//! | `lexical` | resolving `.` and `..` without touching the filesystem |
+//! | `inside` | paths and links that must stay inside a directory, and why one was refused |
+
+mod inside;
+mod lexical;
+
+pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
+pub use lexical::normalize_lexically;

@@ -79,7 +79,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let mut prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
     if args.frozen {
-        super::lock::check_frozen(&ws)?;
+        crate::lock::check_frozen(&ws)?;
     }
     // No task named: pick one (or list them), and record the run as if it was typed.
     let picked_argv;

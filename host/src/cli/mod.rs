@@ -13,7 +13,6 @@ mod pick;
 mod plugin_cmd;
 mod plugin_new;
 mod record;
-mod report;
 mod run;
 mod show;
 mod translate;

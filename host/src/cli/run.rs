@@ -132,7 +132,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Ok(0);
     }
 
-    let reporter = args.report.as_deref().map(|name| super::report::Reporter::open(&ws, name)).transpose()?;
+    let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;
     let outcome = runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache))))?;
     let code = match outcome.interrupted {
         Some(kind) => kind.exit_code(),

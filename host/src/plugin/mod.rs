@@ -14,6 +14,7 @@
 //! | `pool`      | a cache backend's live instances, reused across calls |
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
+//! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
@@ -33,6 +34,7 @@ mod load;
 mod lock;
 mod pool;
 mod process;
+mod reporter;
 mod state;
 mod stdio;
 
@@ -47,6 +49,7 @@ pub use load::{
 pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
 pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
+pub use reporter::{Reporter, write_report};
 pub use state::SinkFn;
 
 /// Starts the process's one engine and its epoch ticker, if they are not

@@ -63,7 +63,7 @@ pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
     );
     drop(out);
     if !args.dry {
-        load_workspace(cwd).map_err(|e| {
+        load_workspace(cwd).map_err(Error::from).map_err(|e| {
             Error::config(format!("the written configuration does not load: {e}"))
                 .with_hint("this is a vx init bug; fix the vx.toml it names by hand and report it")
         })?;

@@ -8,23 +8,20 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::error::{InitError, Result};
 use super::model::{Dep, Plan, ProjectSpec, TaskSpec};
 use super::source::{Package, describe, js_packages, js_workspace_globs, read_json, strings};
-use crate::error::{Error, Result};
 
 const FILE: &str = "turbo.json";
 
 pub fn read(root: &Path) -> Result<Plan> {
     let json = read_json(root, FILE)?.unwrap_or(Value::Null);
     let Some(top) = json.as_object() else {
-        return Err(Error::config(format!("{FILE}: expected a JSON object")).with_hint("fix turbo.json first"));
+        return Err(InitError::NotAnObject { file: FILE });
     };
     let mut plan = Plan { projects_globs: js_workspace_globs(root)?, ..Plan::default() };
     if plan.projects_globs.is_empty() {
-        return Err(Error::config(
-            "turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages",
-        )
-        .with_hint("declare the workspace packages in package.json first"));
+        return Err(InitError::NoPackages);
     }
     let packages = js_packages(root, &plan.projects_globs)?;
     let global_env = read_top_level(top, &mut plan);

@@ -6,10 +6,12 @@
 //! for the root-only tables and `task` for each project's tasks) holds no
 //! I/O beyond reading the files; errors (`diag`, [`ConfigError`]) always
 //! point at file, line and column.
+//! `edit` changes the root `vx.toml` in place for `vx plugin add|remove`.
 
 mod diag;
 mod discover;
 pub mod duration;
+pub mod edit;
 mod error;
 mod model;
 mod npm;

@@ -9,6 +9,8 @@
 //! | `state`     | a store's data: WASI from grants only, wasi:http's `allow-hosts` check, vx's `host` imports, the memory limiter |
 //! | `grants`    | `[plugins.NAME]` grants and limits |
 //! | `lock`      | pins in `vx.lock` |
+//! | `install`   | `vx plugin add` / `remove`: check, copy, pin, configure, and undo |
+//! | `installed` | `vx plugin list`: pin state, compiled or not, grants and requests |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
 //! | `pool`      | a cache backend's live instances, reused across calls |
@@ -30,6 +32,8 @@ mod calls;
 mod engine;
 mod error;
 mod grants;
+mod install;
+mod installed;
 mod load;
 mod lock;
 mod pool;
@@ -43,6 +47,8 @@ pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
 pub use engine::{Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
+pub use install::{AddRequest, Added, Removed, add, remove};
+pub use installed::{Installed, PinState, installed};
 pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
 };

@@ -7,8 +7,11 @@ use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
 
-use crate::error::{Error, Result};
+use super::choice::{Choice, choice};
+use crate::error::Result;
 use crate::init::{SourceKind, check_written, choose_source, refuse_existing, render, translate, write_file};
 
 const INIT_HELP: &str = "Examples:
@@ -22,8 +25,8 @@ const INIT_HELP: &str = "Examples:
 #[command(after_help = INIT_HELP)]
 pub struct InitArgs {
     /// The configuration to read: `turbo`, `nx` or `moon` (default: the one present).
-    #[arg(long, value_name = "TOOL")]
-    pub from: Option<String>,
+    #[arg(long, value_name = "TOOL", value_parser = choice::<SourceKind>())]
+    pub from: Option<SourceKind>,
 
     /// Print what would be written; write nothing.
     #[arg(long)]
@@ -34,9 +37,22 @@ pub struct InitArgs {
     pub force: bool,
 }
 
+impl Choice for SourceKind {
+    const WANTS: &'static str = "turbo, nx or moon";
+}
+
+impl ValueEnum for SourceKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SourceKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
 pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
-    let from = args.from.as_deref().map(parse_from).transpose()?;
-    let kind = choose_source(cwd, from)?;
+    let kind = choose_source(cwd, args.from)?;
     let plan = translate(cwd, kind)?;
     let files = render(&plan);
     let mut out = std::io::stdout().lock();
@@ -67,10 +83,4 @@ pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
         check_written(cwd)?;
     }
     Ok(0)
-}
-
-fn parse_from(name: &str) -> Result<SourceKind> {
-    SourceKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
-        Error::usage(format!("--from expects turbo, nx or moon, got `{name}`")).with_hint("see `vx init --help`")
-    })
 }

@@ -3,6 +3,7 @@
 
 mod args;
 mod cache_cmd;
+mod choice;
 mod completions;
 mod exec_args;
 mod history;

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
+use super::choice::choice;
+use super::plugin_new::PluginKind;
+
 use crate::config::edit::GrantFlags;
 use crate::config::load_workspace;
 use crate::error::Result;
@@ -37,7 +40,8 @@ pub enum PluginAction {
     Remove { name: String },
     /// Scaffold a plugin crate: KIND is reporter, cache-backend or executor.
     New {
-        kind: String,
+        #[arg(value_parser = choice::<PluginKind>())]
+        kind: PluginKind,
         name: String,
         /// Where to create it (default: ./NAME).
         #[arg(long = "dir", id = "new_dir", value_name = "DIR")]
@@ -74,7 +78,7 @@ pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
         PluginAction::Add(a) => add(a, cwd),
         PluginAction::List => list(cwd),
         PluginAction::Remove { name } => remove(&name, cwd),
-        PluginAction::New { kind, name, new_dir } => super::plugin_new::scaffold(&kind, &name, new_dir, cwd),
+        PluginAction::New { kind, name, new_dir } => super::plugin_new::scaffold(kind, &name, new_dir, cwd),
     }
 }
 

@@ -4,18 +4,45 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
+
+use super::choice::Choice;
 use crate::error::{Error, Result};
 
-pub fn scaffold(kind: &str, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Result<u8> {
-    let body = match kind {
-        "reporter" => REPORTER,
-        "cache-backend" => CACHE_BACKEND,
-        "executor" => EXECUTOR,
-        other => {
-            return Err(Error::usage(format!("unknown plugin kind `{other}`"))
-                .with_hint("the kinds are reporter, cache-backend and executor"));
+/// What `vx plugin new` scaffolds: one crate per plugin world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PluginKind {
+    Reporter,
+    CacheBackend,
+    Executor,
+}
+
+impl PluginKind {
+    fn name(self) -> &'static str {
+        match self {
+            PluginKind::Reporter => "reporter",
+            PluginKind::CacheBackend => "cache-backend",
+            PluginKind::Executor => "executor",
         }
+    }
+}
+
+impl Choice for PluginKind {
+    const WANTS: &'static str = "reporter, cache-backend or executor";
+
+    fn refuse(_flag: &str, got: &str, _command: &str) -> Error {
+        Error::usage(format!("unknown plugin kind `{got}`"))
+            .with_hint("the kinds are reporter, cache-backend and executor")
+    }
+}
+
+pub fn scaffold(kind: PluginKind, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Result<u8> {
+    let body = match kind {
+        PluginKind::Reporter => REPORTER,
+        PluginKind::CacheBackend => CACHE_BACKEND,
+        PluginKind::Executor => EXECUTOR,
     };
+    let kind = kind.name();
     let valid = !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');

@@ -6,6 +6,7 @@ use std::path::Path;
 use clap::Args;
 use serde_json::json;
 
+use super::choice::{Format, choice};
 use crate::cache::{Cache, CacheMode, History, diff_manifests, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
@@ -23,8 +24,8 @@ pub struct WhyArgs {
     pub task: String,
 
     /// `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
     #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
@@ -32,15 +33,7 @@ pub struct WhyArgs {
 }
 
 pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(
-                Error::usage(format!("--format expects text or json, got `{other}`")).with_hint("see `vx why --help`")
-            );
-        }
-    };
+    let json = args.format == Format::Json;
     let ws = load_workspace(cwd)?;
     let id = match TaskId::parse(&args.task) {
         Some(id) => id,

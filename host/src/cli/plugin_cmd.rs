@@ -1,19 +1,19 @@
 //! `vx plugin add|list|remove|new`: installing a component into the
 //! workspace, showing what is installed, removing it, and scaffolding a
 //! new plugin crate. The work is the plugin host's (`plugin::add`,
-//! `plugin::installed`, `plugin::remove`); this file parses and prints.
+//! `plugin::installed`, `plugin::remove`, `plugin::scaffold`); this file
+//! parses and prints.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::choice::choice;
-use super::plugin_new::PluginKind;
 
 use crate::config::edit::GrantFlags;
 use crate::config::load_workspace;
 use crate::error::Result;
-use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE};
+use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World};
 
 const PLUGIN_HELP: &str = "Examples:
   vx plugin add plugins/dist/junit.wasm          check, copy to .vx/plugins/, pin in vx.lock
@@ -40,8 +40,8 @@ pub enum PluginAction {
     Remove { name: String },
     /// Scaffold a plugin crate: KIND is reporter, cache-backend or executor.
     New {
-        #[arg(value_parser = choice::<PluginKind>())]
-        kind: PluginKind,
+        #[arg(value_parser = choice::<World>())]
+        kind: World,
         name: String,
         /// Where to create it (default: ./NAME).
         #[arg(long = "dir", id = "new_dir", value_name = "DIR")]
@@ -78,7 +78,7 @@ pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
         PluginAction::Add(a) => add(a, cwd),
         PluginAction::List => list(cwd),
         PluginAction::Remove { name } => remove(&name, cwd),
-        PluginAction::New { kind, name, new_dir } => super::plugin_new::scaffold(kind, &name, new_dir, cwd),
+        PluginAction::New { kind, name, new_dir } => super::plugin_new::cmd_new(kind, &name, new_dir, cwd),
     }
 }
 

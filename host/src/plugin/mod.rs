@@ -17,6 +17,7 @@
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
+//! | `scaffold`  | `vx plugin new`: a plugin crate per world, ready to build |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
@@ -39,6 +40,7 @@ mod lock;
 mod pool;
 mod process;
 mod reporter;
+mod scaffold;
 mod state;
 mod stdio;
 
@@ -56,6 +58,7 @@ pub use lock::{LOCK_FILE, Pin, read_pin, remove_pin, write_pin};
 pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
 pub use reporter::{Reporter, write_report};
+pub use scaffold::scaffold;
 pub use state::SinkFn;
 
 /// Starts the process's one engine and its epoch ticker, if they are not

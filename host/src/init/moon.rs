@@ -41,9 +41,12 @@ pub fn read(root: &Path) -> Result<Plan> {
     Ok(plan)
 }
 
-/// Project id → directory. Globs name directories (or their `moon.yml`);
-/// an id is the directory name unless `moon.yml` sets `id`.
-fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Result<BTreeMap<String, String>> {
+/// Project id → directory, relative to the root.
+type ProjectDirs = BTreeMap<String, String>;
+
+/// Globs name directories (or their `moon.yml`); an id is the directory
+/// name unless `moon.yml` sets `id`.
+fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Result<ProjectDirs> {
     let mut out = BTreeMap::new();
     let (globs, sources) = match projects {
         None => (Vec::new(), Map::new()),

@@ -6,8 +6,6 @@
 use std::ffi::OsString;
 
 use crate::error::{Error, Result};
-use crate::graph::ContinueMode;
-use crate::report::{LogOrder, OutputLogs};
 
 /// Refuses `--cache-dir --force`: the value of a flag written without `=`
 /// may not start with `-`, so a forgotten value never eats the next flag.
@@ -73,12 +71,16 @@ fn command_path(root: &clap::Command, cmd: &clap::Command) -> String {
 }
 
 /// Prints help and version as clap does; turns every other clap error into
-/// one line with a hint.
+/// one line with a hint. A value vx's own parsers refused (`choice`) is
+/// reported in their words.
 pub fn clap_error(err: clap::Error) -> Result<u8> {
     use clap::error::ErrorKind as K;
     if matches!(err.kind(), K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand) {
         let _ = err.print();
         return Ok(if err.kind() == K::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+    }
+    if let Some(ours) = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<Error>()) {
+        return Err(ours.clone());
     }
     let rendered = err.render().to_string();
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
@@ -109,35 +111,6 @@ pub fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
     match text.trim().parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(usage("--concurrency", text, wants, command)),
-    }
-}
-
-pub fn parse_continue(text: Option<&str>, command: &str) -> Result<ContinueMode> {
-    match text {
-        None => Ok(ContinueMode::Never),
-        Some("never") => Ok(ContinueMode::Never),
-        Some("dependents-ok") => Ok(ContinueMode::DependentsOk),
-        Some("always") | Some("") => Ok(ContinueMode::Always),
-        Some(other) => Err(usage("--continue", other, "one of never, dependents-ok, always", command)),
-    }
-}
-
-pub fn parse_output_logs(text: &str, command: &str) -> Result<OutputLogs> {
-    match text {
-        "full" => Ok(OutputLogs::Full),
-        "new-only" => Ok(OutputLogs::NewOnly),
-        "errors-only" => Ok(OutputLogs::ErrorsOnly),
-        "hash-only" => Ok(OutputLogs::HashOnly),
-        "none" => Ok(OutputLogs::None),
-        other => Err(usage("--output-logs", other, "one of full, new-only, errors-only, hash-only, none", command)),
-    }
-}
-
-pub fn parse_log_order(text: &str, command: &str) -> Result<LogOrder> {
-    match text {
-        "stream" => Ok(LogOrder::Stream),
-        "grouped" => Ok(LogOrder::Grouped),
-        other => Err(usage("--log-order", other, "stream or grouped", command)),
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use clap::{Args, Subcommand};
 
+use super::choice::{Format, choice};
 use crate::cache::{Cache, CacheMode, History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
@@ -32,8 +33,8 @@ pub enum CacheAction {
     /// Entries, size and hit rate.
     Stats {
         /// `text` (default) or `json`.
-        #[arg(long, value_name = "FORMAT", default_value = "text")]
-        format: String,
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
+        format: Format,
     },
 }
 
@@ -68,8 +69,8 @@ pub fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
             let (hits, lookups) =
                 History::open(&state_dir(&ws).join("history.db")).and_then(|h| h.hit_rate()).unwrap_or((0, 0));
             let (max_size, max_age) = cache.retention();
-            match format.as_str() {
-                "json" => println!(
+            match format {
+                Format::Json => println!(
                     "{}",
                     serde_json::json!({
                         "dir": cache.store.dir(),
@@ -81,16 +82,12 @@ pub fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
                         "lookups": lookups,
                     })
                 ),
-                "text" => {
+                Format::Text => {
                     println!("dir:      {}", cache.store.dir().display());
                     println!("entries:  {}", stats.entries);
                     println!("size:     {} (max {})", mib(stats.bytes), mib(max_size));
                     let rate = if lookups > 0 { format!("{}%", hits * 100 / lookups) } else { "-".into() };
                     println!("hit rate: {rate} ({hits} of {lookups} cacheable task runs)");
-                }
-                other => {
-                    return Err(Error::usage(format!("--format expects text or json, got `{other}`"))
-                        .with_hint("see `vx cache stats --help`"));
                 }
             }
         }

@@ -5,10 +5,11 @@
 
 use std::ffi::OsStr;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use clap_complete::CompletionCandidate;
 use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
 
+use super::choice::{Choice, choice};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
 
@@ -19,23 +20,37 @@ use crate::error::{Error, Result};
 )]
 pub struct CompletionsArgs {
     /// bash, zsh, fish, powershell or elvish.
-    #[arg(value_name = "SHELL")]
-    pub shell: String,
+    #[arg(value_name = "SHELL", value_parser = choice::<Shell>())]
+    pub shell: Shell,
+}
+
+/// The shells clap_complete's dynamic engine registers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+}
+
+impl Choice for Shell {
+    const WANTS: &'static str = "bash, zsh, fish, powershell or elvish";
+
+    /// The shell is the command's one argument: the refusal names the command.
+    fn refuse(_flag: &str, got: &str, command: &str) -> Error {
+        Error::usage(format!("{command} expects {}, got `{got}`", Self::WANTS))
+            .with_hint(format!("see `{command} --help`"))
+    }
 }
 
 pub fn cmd_completions(args: CompletionsArgs) -> Result<u8> {
-    let shell: &dyn EnvCompleter = match args.shell.as_str() {
-        "bash" => &Bash,
-        "zsh" => &Zsh,
-        "fish" => &Fish,
-        "powershell" => &Powershell,
-        "elvish" => &Elvish,
-        other => {
-            return Err(Error::usage(format!(
-                "vx completions expects bash, zsh, fish, powershell or elvish, got `{other}`"
-            ))
-            .with_hint("see `vx completions --help`"));
-        }
+    let shell: &dyn EnvCompleter = match args.shell {
+        Shell::Bash => &Bash,
+        Shell::Zsh => &Zsh,
+        Shell::Fish => &Fish,
+        Shell::Powershell => &Powershell,
+        Shell::Elvish => &Elvish,
     };
     let mut out = std::io::stdout();
     shell

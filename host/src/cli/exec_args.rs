@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use clap_complete::ArgValueCompleter;
 
-use super::args::{parse_concurrency, parse_continue, parse_log_order, parse_output_logs};
+use super::args::parse_concurrency;
+use super::choice::choice;
 use super::completions::{complete_projects, complete_tasks};
 use crate::cache::{Cache, CacheMode};
 use crate::config::Workspace;
 use crate::config::duration::parse_duration;
 use crate::error::{Error, Result};
-use crate::graph::Filter;
-use crate::report::{color_enabled, github_actions};
+use crate::graph::{ContinueMode, Filter};
+use crate::report::{LogOrder, OutputLogs, color_enabled, github_actions};
 use crate::run::{RunOptions, Selection};
 
 #[derive(Debug, Args)]
@@ -46,8 +47,15 @@ pub struct ExecArgs {
     /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
     /// (keep running what does not depend on the failure), `always` (run everything;
     /// the bare flag means this).
-    #[arg(long = "continue", value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
-    pub continue_mode: Option<String>,
+    #[arg(
+        long = "continue",
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        value_parser = choice::<ContinueMode>()
+    )]
+    pub continue_mode: Option<ContinueMode>,
 
     /// Ignore cached results (results are still written).
     #[arg(long)]
@@ -66,8 +74,8 @@ pub struct ExecArgs {
     pub timeout: Option<String>,
 
     /// Which logs to show: full, new-only, errors-only, hash-only, none.
-    #[arg(long, value_name = "MODE", default_value = "full")]
-    pub output_logs: String,
+    #[arg(long, value_name = "MODE", default_value = "full", value_parser = choice::<OutputLogs>())]
+    pub output_logs: OutputLogs,
 
     /// Run every task that is not persistent on this executor: `local`,
     /// `remote` (the [remote] REAPI server) or an executor plugin's name.
@@ -75,8 +83,8 @@ pub struct ExecArgs {
     pub executor: Option<String>,
 
     /// `stream` lines as they come (default) or `grouped` per task when it ends.
-    #[arg(long, value_name = "ORDER", default_value = "stream")]
-    pub log_order: String,
+    #[arg(long, value_name = "ORDER", default_value = "stream", value_parser = choice::<LogOrder>())]
+    pub log_order: LogOrder,
 }
 
 /// Validated flags, before the workspace is read.
@@ -113,9 +121,9 @@ impl ExecArgs {
             .transpose()?;
         let opts = RunOptions {
             concurrency,
-            continue_mode: parse_continue(self.continue_mode.as_deref(), command)?,
-            output_logs: parse_output_logs(&self.output_logs, command)?,
-            log_order: parse_log_order(&self.log_order, command)?,
+            continue_mode: self.continue_mode.unwrap_or_default(),
+            output_logs: self.output_logs,
+            log_order: self.log_order,
             timeout,
             color: color_enabled(),
             github: github_actions(),

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
+use super::choice::{Format, choice};
 use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
@@ -15,8 +16,8 @@ use crate::report::format_duration;
 #[command(after_help = "Examples:\n  vx history\n  vx history --limit 50 --format json")]
 pub struct HistoryArgs {
     /// `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// How many invocations, newest first.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -24,14 +25,7 @@ pub struct HistoryArgs {
 }
 
 pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(Error::usage(format!("--format expects text or json, got `{other}`"))
-                .with_hint("see `vx history --help`"));
-        }
-    };
+    let json = args.format == Format::Json;
     let ws = load_workspace(cwd)?;
     let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;

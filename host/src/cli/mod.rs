@@ -3,6 +3,7 @@
 
 mod args;
 mod cache_cmd;
+mod choice;
 mod completions;
 mod exec_args;
 mod history;
@@ -12,7 +13,6 @@ mod lock;
 mod pick;
 mod plugin_cmd;
 mod plugin_new;
-mod report;
 mod run;
 mod show;
 mod translate;

@@ -1,15 +1,19 @@
 //! `vx plugin add|list|remove|new`: installing a component into the
-//! workspace (checked, copied, pinned, configured, precompiled), showing
-//! what is installed, removing it, and scaffolding a new plugin crate.
+//! workspace, showing what is installed, removing it, and scaffolding a
+//! new plugin crate. The work is the plugin host's (`plugin::add`,
+//! `plugin::installed`, `plugin::remove`, `plugin::scaffold`); this file
+//! parses and prints.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use toml_edit::{Array, DocumentMut, Item, Table, value};
 
+use super::choice::choice;
+
+use crate::config::edit::GrantFlags;
 use crate::config::load_workspace;
-use crate::error::{Error, Result};
-use crate::plugin::{Info, LOCK_FILE, Pin, load_bytes_ungranted, read_pin, read_plugin_file, remove_pin, write_pin};
+use crate::error::Result;
+use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World};
 
 const PLUGIN_HELP: &str = "Examples:
   vx plugin add plugins/dist/junit.wasm          check, copy to .vx/plugins/, pin in vx.lock
@@ -36,7 +40,8 @@ pub enum PluginAction {
     Remove { name: String },
     /// Scaffold a plugin crate: KIND is reporter, cache-backend or executor.
     New {
-        kind: String,
+        #[arg(value_parser = choice::<World>())]
+        kind: World,
         name: String,
         /// Where to create it (default: ./NAME).
         #[arg(long = "dir", id = "new_dir", value_name = "DIR")]
@@ -73,165 +78,41 @@ pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
         PluginAction::Add(a) => add(a, cwd),
         PluginAction::List => list(cwd),
         PluginAction::Remove { name } => remove(&name, cwd),
-        PluginAction::New { kind, name, new_dir } => super::plugin_new::scaffold(&kind, &name, new_dir, cwd),
+        PluginAction::New { kind, name, new_dir } => super::plugin_new::cmd_new(kind, &name, new_dir, cwd),
     }
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 fn add(args: AddArgs, cwd: &Path) -> Result<u8> {
-    let source = cwd.join(&args.path);
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => source.file_stem().map(|s| s.to_string_lossy().replace('_', "-")).unwrap_or_default(),
+    let request = AddRequest {
+        source: args.path,
+        name: args.name,
+        grants: GrantFlags {
+            env: args.env,
+            allow_hosts: args.allow_host,
+            dirs: args.grant_dir,
+            allow_programs: args.allow_program,
+        },
+        force: args.force,
     };
-    if !valid_name(&name) {
-        return Err(Error::usage(format!("`{name}` is not a plugin name"))
-            .with_hint("use lowercase letters, digits, `-` and `_`, starting with a letter (`--name`)"));
-    }
-    let ws = load_workspace(cwd)?;
-    let root = ws.root.clone();
-    let existing = read_pin(&root, &name).map_err(|e| Error::config(e.to_string()))?;
-    if (ws.plugins.contains_key(&name) || existing.is_some()) && !args.force {
-        return Err(Error::usage(format!("a plugin named `{name}` is already added"))
-            .with_hint("pass --force to replace and re-pin it, or --name to add it under another name"));
-    }
-    let (bytes, hash) = read_plugin_file(&name, &source)?;
-    let plugin = load_bytes_ungranted(&name, &bytes, hash)?;
-    let info = plugin.info()?;
-
-    let rel = format!(".vx/plugins/{name}.wasm");
-    let dest = root.join(&rel);
-    if let Some(dir) = dest.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(format_args!("create {}", dir.display()), e))?;
-    }
-    if dest != source {
-        std::fs::write(&dest, &bytes).map_err(|e| Error::io(format_args!("write {}", dest.display()), e))?;
-    }
-    let pin = Pin {
-        path: rel.clone(),
-        blake3: hash.to_hex().to_string(),
-        size: bytes.len() as u64,
-        exports: plugin.export.clone(),
-        plugin_version: info.version.clone(),
-        requests: info.requests.clone(),
-    };
-    write_pin(&root, &name, &pin).map_err(|e| Error::internal(e.to_string()))?;
-    let granted = write_plugin_table(&root, &name, &rel, &args)?;
-
-    println!(
-        "added `{name}`: {} {} ({}), {} bytes, pinned in {LOCK_FILE} (blake3 {}…)",
-        plugin.world.name(),
-        info.version,
-        plugin.export,
-        bytes.len(),
-        &pin.blake3[..16]
-    );
-    if let Some(old) = existing.filter(|o| o.blake3 != pin.blake3) {
-        println!("  replaced version {} ({}…)", old.plugin_version, old.blake3.get(..16).unwrap_or_default());
-    }
-    print_requests(&name, &info, &granted);
+    let added = crate::plugin::add(cwd, &request)?;
+    print_added(&added);
     Ok(0)
 }
 
-/// Grants in `[plugins.NAME]`, as `key=value` strings like plugin requests.
-fn granted_strings(table: &Table) -> Vec<String> {
-    let mut out = Vec::new();
-    for key in ["env", "allow-hosts", "dirs", "allow-programs"] {
-        if let Some(array) = table.get(key).and_then(Item::as_array) {
-            for v in array {
-                let text = match v {
-                    toml_edit::Value::String(s) => s.value().clone(),
-                    toml_edit::Value::InlineTable(t) => t
-                        .get("path")
-                        .or_else(|| t.get("program"))
-                        .and_then(|p| p.as_str())
-                        .unwrap_or_default()
-                        .to_string(),
-                    _ => continue,
-                };
-                out.push(format!("{key}={text}"));
-            }
-        }
+fn print_added(added: &Added) {
+    let name = &added.name;
+    println!(
+        "added `{name}`: {} {} ({}), {} bytes, pinned in {LOCK_FILE} (blake3 {}…)",
+        added.world.name(),
+        added.info.version,
+        added.export,
+        added.size,
+        &added.pin.blake3[..16]
+    );
+    if let Some(old) = &added.replaced {
+        println!("  replaced version {} ({}…)", old.plugin_version, old.blake3.get(..16).unwrap_or_default());
     }
-    out
-}
-
-/// Writes `[plugins.NAME]` into the root vx.toml, keeping its comments and
-/// layout; returns the grants the table holds afterwards.
-fn write_plugin_table(root: &Path, name: &str, rel: &str, args: &AddArgs) -> Result<Vec<String>> {
-    let path = root.join("vx.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
-    };
-    let mut doc: DocumentMut =
-        text.parse().map_err(|e| Error::config(format!("{}: {e}", path.display())).with_hint("fix vx.toml first"))?;
-    let plugins = doc.entry("plugins").or_insert_with(|| {
-        let mut t = Table::new();
-        t.set_implicit(true);
-        Item::Table(t)
-    });
-    let plugins = plugins.as_table_mut().ok_or_else(|| {
-        Error::config("vx.toml: `plugins` is not a table").with_hint("write it as [plugins.NAME] tables")
-    })?;
-    let table = plugins.entry(name).or_insert_with(|| Item::Table(Table::new()));
-    let table = table.as_table_mut().ok_or_else(|| {
-        Error::config(format!("vx.toml: `plugins.{name}` is not a table")).with_hint("write it as [plugins.NAME]")
-    })?;
-    table["path"] = value(rel);
-    let dirs: Vec<toml_edit::Value> = args
-        .grant_dir
-        .iter()
-        .map(|d| match d.strip_suffix(":rw") {
-            Some(p) => {
-                let mut t = toml_edit::InlineTable::new();
-                t.insert("path", p.into());
-                t.insert("rw", true.into());
-                toml_edit::Value::InlineTable(t)
-            }
-            None => d.as_str().into(),
-        })
-        .collect();
-    let to_values = |v: &[String]| v.iter().map(|s| toml_edit::Value::from(s.as_str())).collect::<Vec<_>>();
-    for (key, values) in [
-        ("env", to_values(&args.env)),
-        ("allow-hosts", to_values(&args.allow_host)),
-        ("dirs", dirs),
-        ("allow-programs", to_values(&args.allow_program)),
-    ] {
-        if values.is_empty() {
-            continue;
-        }
-        let array = table.entry(key).or_insert_with(|| value(Array::new()));
-        let Some(array) = array.as_array_mut() else {
-            return Err(
-                Error::config(format!("vx.toml: `plugins.{name}.{key}` is not an array")).with_hint("make it a list")
-            );
-        };
-        for v in values {
-            let exists = array.iter().any(|x| x.to_string().trim() == v.to_string().trim());
-            if !exists {
-                array.push(v);
-            }
-        }
-    }
-    let granted = granted_strings(table);
-    let tmp = root.join(format!(".vx.toml.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, doc.to_string())
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
-    Ok(granted)
-}
-
-fn print_requests(name: &str, info: &Info, granted: &[String]) {
-    let missing: Vec<&String> = info.requests.iter().filter(|r| !granted.contains(r)).collect();
+    let missing = added.missing_grants();
     if missing.is_empty() {
         return;
     }
@@ -248,69 +129,32 @@ fn list(cwd: &Path) -> Result<u8> {
         println!("no plugins; add one with `vx plugin add PATH`");
         return Ok(0);
     }
-    for (name, settings) in &ws.plugins {
-        let pin = read_pin(&ws.root, name).map_err(|e| Error::config(e.to_string()))?;
-        let file = read_plugin_file(name, &settings.path);
-        let (state, compiled) = match (&pin, &file) {
-            (_, Err(e)) => (format!("unreadable ({})", e.message), false),
-            (None, Ok(_)) => ("not pinned".to_string(), false),
-            (Some(p), Ok((_, hash))) if p.blake3 == hash.to_hex().as_str() => {
-                ("pinned ok".to_string(), crate::plugin::compiled(hash))
-            }
-            (Some(_), Ok(_)) => ("DOES NOT MATCH its pin".to_string(), false),
-        };
-        let (export, version, requests) = pin.map(|p| (p.exports, p.plugin_version, p.requests)).unwrap_or_default();
-        println!("{name}");
-        println!("  exports   {}", if export.is_empty() { "?" } else { &export });
-        println!("  version   {}", if version.is_empty() { "?" } else { &version });
-        println!("  file      {} ({state})", settings.path.strip_prefix(&ws.root).unwrap_or(&settings.path).display());
-        println!("  compiled  {}", if compiled { "yes" } else { "no" });
-        let mut grants: Vec<String> = settings.env.iter().map(|e| format!("env={e}")).collect();
-        grants.extend(settings.allow_hosts.iter().map(|h| format!("allow-hosts={h}")));
-        grants.extend(
-            settings.dirs.iter().map(|d| format!("dirs={}", d.as_str().map_or_else(|| d.to_string(), str::to_string))),
-        );
-        grants.extend(
-            settings
-                .allow_programs
-                .iter()
-                .map(|p| format!("allow-programs={}", p.as_str().map_or_else(|| p.to_string(), str::to_string))),
-        );
-        println!("  grants    {}", if grants.is_empty() { "none".to_string() } else { grants.join(", ") });
-        let ungranted: Vec<String> = requests.iter().filter(|r| !grants.contains(r)).cloned().collect();
-        println!("  requests  {}", if requests.is_empty() { "none".to_string() } else { requests.join(", ") });
-        if !ungranted.is_empty() {
-            println!("  not granted {}", ungranted.join(", "));
-        }
+    for plugin in crate::plugin::installed(&ws)? {
+        print_installed(&plugin);
     }
     Ok(0)
 }
 
+fn print_installed(p: &Installed) {
+    let or_unknown = |s: &str| if s.is_empty() { "?".to_string() } else { s.to_string() };
+    let or_none = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    println!("{}", p.name);
+    println!("  exports   {}", or_unknown(&p.exports));
+    println!("  version   {}", or_unknown(&p.version));
+    println!("  file      {} ({})", p.file.display(), p.state);
+    println!("  compiled  {}", if p.compiled { "yes" } else { "no" });
+    println!("  grants    {}", or_none(&p.grants));
+    println!("  requests  {}", or_none(&p.requests));
+    let ungranted = p.ungranted();
+    if !ungranted.is_empty() {
+        println!("  not granted {}", ungranted.join(", "));
+    }
+}
+
 fn remove(name: &str, cwd: &Path) -> Result<u8> {
-    let ws = load_workspace(cwd)?;
-    let path = ws.root.join("vx.toml");
-    let mut removed_table = false;
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let mut doc: DocumentMut = text.parse().map_err(|e| Error::config(format!("{}: {e}", path.display())))?;
-        if let Some(plugins) = doc.get_mut("plugins").and_then(Item::as_table_mut) {
-            removed_table = plugins.remove(name).is_some();
-            if plugins.is_empty() {
-                doc.remove("plugins");
-            }
-        }
-        if removed_table {
-            std::fs::write(&path, doc.to_string())
-                .map_err(|e| Error::io(format_args!("write {}", path.display()), e))?;
-        }
-    }
-    let removed_pin = remove_pin(&ws.root, name).map_err(|e| Error::internal(e.to_string()))?;
-    let copy = ws.root.join(format!(".vx/plugins/{name}.wasm"));
-    let removed_copy = std::fs::remove_file(&copy).is_ok();
-    if !(removed_table || removed_pin || removed_copy) {
-        return Err(Error::usage(format!("no plugin named `{name}`")).with_hint("see `vx plugin list`"));
-    }
+    let removed = crate::plugin::remove(cwd, name)?;
     println!("removed `{name}`");
-    if ws.cache.remote.as_deref() == Some(name) {
+    if removed.still_cache_remote {
         println!("note: [cache] remote still names `{name}`; remove it from vx.toml");
     }
     Ok(0)

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::parse_tag;
+use super::choice::{Format, choice};
 use super::exec_args::{ExecArgs, runtime};
 use crate::cache::{Cache, History, state_dir};
 use crate::config::{Workspace, load_workspace};
@@ -26,15 +27,6 @@ const RUN_HELP: &str = "Examples:
   vx run test --affected=origin/main projects changed since origin/main, and dependents
   vx run build --dry=json            the plan as JSON, nothing runs";
 
-/// `--dry`'s formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DryFormat {
-    /// For people: one block per task.
-    Text,
-    /// For tools: the plan as one JSON document.
-    Json,
-}
-
 /// Run tasks in dependency order.
 #[derive(Debug, Args)]
 #[command(after_help = RUN_HELP)]
@@ -51,8 +43,15 @@ pub struct RunArgs {
     pub frozen: bool,
 
     /// Print the plan instead of running it: `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
-    pub dry: Option<DryFormat>,
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "text",
+        value_parser = choice::<Format>()
+    )]
+    pub dry: Option<Format>,
 
     /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
@@ -79,7 +78,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let mut prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
     if args.frozen {
-        super::lock::check_frozen(&ws)?;
+        crate::lock::check_frozen(&ws)?;
     }
     // No task named: pick one (or list them), and record the run as if it was typed.
     let picked_argv;
@@ -101,7 +100,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         print_dry(&ws, &graph, &cache, prepared.opts.concurrency, format);
         return Ok(0);
     }
-    let reporter = args.report.as_deref().map(|name| super::report::Reporter::open(&ws, name)).transpose()?;
+    let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;
     let terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
     subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, cwd, &tags, started)));
@@ -133,7 +132,7 @@ fn print_graph(graph: &TaskGraph, cwd: &Path, path: &Path) -> Result<()> {
 }
 
 /// `--dry[=FORMAT]`: the plan with keys, cache statuses and ETAs.
-fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usize, format: DryFormat) {
+fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usize, format: Format) {
     let keys = plan_keys(ws, graph, cache);
     cache.save_index();
     let statuses = planned_statuses(ws, graph, cache, &keys);
@@ -149,8 +148,8 @@ fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usiz
     let prediction = predict(graph, &etas, concurrency);
     let dry = DryPlan { ws, graph, cache, keys: &keys, statuses: &statuses, etas: &etas, prediction };
     let text = match format {
-        DryFormat::Text => dry.to_text(),
-        DryFormat::Json => dry.to_json(),
+        Format::Text => dry.to_text(),
+        Format::Json => dry.to_json(),
     };
     print!("{text}");
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use clap::Args;
 use serde_json::json;
 
+use super::choice::{Format, choice};
 use crate::config::{Project, Workspace, load_workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{Filter, reverse_deps};
@@ -20,8 +21,8 @@ pub struct ShowArgs {
     pub project: Option<String>,
 
     /// `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// Select projects as `vx run --filter` does.
     #[arg(long, short = 'F', value_name = "FILTER")]
@@ -33,15 +34,7 @@ pub struct ShowArgs {
 }
 
 pub fn cmd_show(args: ShowArgs, cwd: &Path) -> Result<u8> {
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(
-                Error::usage(format!("--format expects text or json, got `{other}`")).with_hint("see `vx show --help`")
-            );
-        }
-    };
+    let json = args.format == Format::Json;
     let filters = args.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
     let ws = load_workspace(cwd)?;
     let selected: Vec<usize> = match &args.project {

@@ -26,133 +26,24 @@ use crate::error::{Error, Result};
 
 /// Rewrites `argv` (program name first); prints one notice per rewrite.
 pub fn translate(argv: Vec<String>) -> Result<Vec<String>> {
-    if argv.len() < 2 {
+    let Some((program, rest)) = argv.split_first().filter(|(_, rest)| !rest.is_empty()) else {
         return Ok(argv);
-    }
-    let mut args: Vec<String> = argv[1..].to_vec();
-    // `vx turbo run …` / `vx nx run-many …`: drop the other tool's name.
-    if matches!(args.first().map(String::as_str), Some("turbo" | "nx")) && args.len() > 1 {
-        notice(&format!("`vx {} {}` is `vx {}`", args[0], args[1], args[1]));
-        args.remove(0);
-    }
-    let mut subcommand_affected = false;
-    match args.first().map(String::as_str) {
-        Some("run-many") => {
-            notice("`run-many` is `vx run` (tasks with -t are kept)");
-            args[0] = "run".into();
-        }
-        Some("affected") => {
-            notice("`affected` is `vx run --affected`");
-            args[0] = "run".into();
-            subcommand_affected = true;
-        }
-        _ => {}
-    }
-    if args.first().map(String::as_str) != Some("run") && args.first().map(String::as_str) != Some("watch") {
-        let mut out = vec![argv[0].clone()];
+    };
+    let (args, subcommand_affected) = translate_subcommand(rest.to_vec());
+    let mut out = vec![program.clone()];
+    if !matches!(args.first().map(String::as_str), Some("run" | "watch")) {
         out.extend(args);
         return Ok(out);
     }
-    let mut out = vec![argv[0].clone(), args[0].clone()];
+    out.push(args[0].clone());
     let mut tasks = Vec::new();
     let mut i = 1;
     while i < args.len() {
-        let arg = &args[i];
-        if arg == "--" {
+        if args[i] == "--" {
             out.extend(args[i..].iter().cloned());
             break;
         }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with('-') => (n.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let value = |i: &mut usize| -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            *i += 1;
-            args.get(*i)
-                .cloned()
-                .ok_or_else(|| Error::usage(format!("{name} expects a value")).with_hint("see `vx run --help`"))
-        };
-        match name.as_str() {
-            "-t" | "--target" | "--targets" => {
-                let v = value(&mut i)?;
-                notice(&format!("`{name} {v}` names the task(s) to run: `vx run {}`", v.replace(',', " ")));
-                tasks.extend(v.split(',').filter(|t| !t.is_empty()).map(str::to_string));
-            }
-            "--scope" => {
-                let v = value(&mut i)?;
-                notice(&format!("`--scope {v}` is `--filter {v}`"));
-                out.extend(["--filter".into(), v]);
-            }
-            "-p" | "--projects" => {
-                let v = value(&mut i)?;
-                notice(&format!("`{name} {v}` is one `--filter` per project"));
-                for p in v.split(',').filter(|p| !p.is_empty()) {
-                    out.extend(["--filter".into(), p.to_string()]);
-                }
-            }
-            "--exclude" => {
-                let v = value(&mut i)?;
-                notice(&format!("`--exclude {v}` is `--filter '!{v}'`"));
-                for p in v.split(',').filter(|p| !p.is_empty()) {
-                    out.extend(["--filter".into(), format!("!{p}")]);
-                }
-            }
-            "--since" | "--base" => {
-                let v = value(&mut i)?;
-                notice(&format!("`{name} {v}` is `--affected={v}`"));
-                out.push(format!("--affected={v}"));
-            }
-            "--parallel" => match &inline {
-                Some(v) => {
-                    notice(&format!("`--parallel={v}` is `--concurrency {v}`"));
-                    out.extend(["--concurrency".into(), v.clone()]);
-                }
-                None => notice(
-                    "vx runs tasks in parallel by default (`--concurrency N` sets how many); `--parallel` is ignored",
-                ),
-            },
-            "--skip-nx-cache" | "--skip-cache" => {
-                notice(&format!("`{name}` is `--force`"));
-                out.push("--force".into());
-            }
-            "--no-cache" => {
-                notice("`--no-cache` (do not write the cache) is `--cache local:r`");
-                out.extend(["--cache".into(), "local:r".into()]);
-            }
-            "--dry-run" => {
-                let dry = inline.as_ref().map_or_else(|| "--dry".to_string(), |v| format!("--dry={v}"));
-                notice(&format!("`{arg}` is `{dry}`"));
-                out.push(dry);
-            }
-            "--no-daemon" | "--daemon" | "--nx-bail" | "--ui" => {
-                notice(&format!("`{arg}` has no effect in vx and is ignored"));
-                if inline.is_none() && name == "--ui" {
-                    i += 1;
-                }
-            }
-            "--head" | "--nx-ignore-cycles" | "--env-mode" | "--only" => {
-                let (what, hint) = match name.as_str() {
-                    "--head" => {
-                        ("vx compares the working tree (uncommitted files included) with a base", "use --affected=BASE")
-                    }
-                    "--nx-ignore-cycles" => ("vx refuses dependency cycles", "remove the cycle the error names"),
-                    "--env-mode" => (
-                        "vx passes the whole environment to tasks and keys only declared `env`",
-                        "list variables in the task's `env`",
-                    ),
-                    _ => (
-                        "vx always runs what a task depends on first",
-                        "name exactly the tasks to run with PROJECT#TASK",
-                    ),
-                };
-                return Err(Error::usage(format!("`{name}` has no vx equivalent: {what}")).with_hint(hint));
-            }
-            _ => out.push(arg.clone()),
-        }
-        i += 1;
+        i = translate_flag(&args, i, &mut out, &mut tasks)?;
     }
     if subcommand_affected && !out.iter().any(|a| a.starts_with("--affected")) {
         out.push("--affected".into());
@@ -160,6 +51,137 @@ pub fn translate(argv: Vec<String>) -> Result<Vec<String>> {
     // Tasks given with -t go where positional tasks go.
     out.splice(2..2, tasks);
     Ok(out)
+}
+
+/// `vx turbo run …` and `vx nx run-many …` lose the tool's name; Nx's
+/// `run-many` and `affected` become `run`. Says whether `affected` was.
+fn translate_subcommand(mut args: Vec<String>) -> (Vec<String>, bool) {
+    if matches!(args.first().map(String::as_str), Some("turbo" | "nx")) && args.len() > 1 {
+        notice(&format!("`vx {} {}` is `vx {}`", args[0], args[1], args[1]));
+        args.remove(0);
+    }
+    match args.first().map(String::as_str) {
+        Some("run-many") => {
+            notice("`run-many` is `vx run` (tasks with -t are kept)");
+            args[0] = "run".into();
+            (args, false)
+        }
+        Some("affected") => {
+            notice("`affected` is `vx run --affected`");
+            args[0] = "run".into();
+            (args, true)
+        }
+        _ => (args, false),
+    }
+}
+
+/// Translates the argument at `args[i]` into `out` (tasks named with
+/// `-t` into `tasks`); returns the index of the next argument.
+fn translate_flag(args: &[String], i: usize, out: &mut Vec<String>, tasks: &mut Vec<String>) -> Result<usize> {
+    let arg = &args[i];
+    let (name, inline) = match arg.split_once('=') {
+        Some((n, v)) if n.starts_with('-') => (n, Some(v)),
+        _ => (arg.as_str(), None),
+    };
+    if takes_value(name) {
+        let (value, next) = match inline {
+            Some(v) => (v.to_string(), i + 1),
+            None => {
+                let v = args
+                    .get(i + 1)
+                    .cloned()
+                    .ok_or_else(|| Error::usage(format!("{name} expects a value")).with_hint("see `vx run --help`"))?;
+                (v, i + 2)
+            }
+        };
+        translate_valued(name, value, out, tasks);
+        return Ok(next);
+    }
+    match name {
+        "--parallel" => match inline {
+            Some(v) => {
+                notice(&format!("`--parallel={v}` is `--concurrency {v}`"));
+                out.extend(["--concurrency".into(), v.to_string()]);
+            }
+            None => notice(
+                "vx runs tasks in parallel by default (`--concurrency N` sets how many); `--parallel` is ignored",
+            ),
+        },
+        "--skip-nx-cache" | "--skip-cache" => {
+            notice(&format!("`{name}` is `--force`"));
+            out.push("--force".into());
+        }
+        "--no-cache" => {
+            notice("`--no-cache` (do not write the cache) is `--cache local:r`");
+            out.extend(["--cache".into(), "local:r".into()]);
+        }
+        "--dry-run" => {
+            let dry = inline.map_or_else(|| "--dry".to_string(), |v| format!("--dry={v}"));
+            notice(&format!("`{arg}` is `{dry}`"));
+            out.push(dry);
+        }
+        "--no-daemon" | "--daemon" | "--nx-bail" | "--ui" => {
+            notice(&format!("`{arg}` has no effect in vx and is ignored"));
+            // `--ui stream`: the value goes with the flag.
+            if inline.is_none() && name == "--ui" {
+                return Ok(i + 2);
+            }
+        }
+        "--head" | "--nx-ignore-cycles" | "--env-mode" | "--only" => return Err(no_equivalent(name)),
+        _ => out.push(arg.clone()),
+    }
+    Ok(i + 1)
+}
+
+/// The habits that take a value, as `--flag V` or `--flag=V`.
+fn takes_value(name: &str) -> bool {
+    matches!(
+        name,
+        "-t" | "--target" | "--targets" | "--scope" | "-p" | "--projects" | "--exclude" | "--since" | "--base"
+    )
+}
+
+fn translate_valued(name: &str, v: String, out: &mut Vec<String>, tasks: &mut Vec<String>) {
+    match name {
+        "-t" | "--target" | "--targets" => {
+            notice(&format!("`{name} {v}` names the task(s) to run: `vx run {}`", v.replace(',', " ")));
+            tasks.extend(v.split(',').filter(|t| !t.is_empty()).map(str::to_string));
+        }
+        "--scope" => {
+            notice(&format!("`--scope {v}` is `--filter {v}`"));
+            out.extend(["--filter".into(), v]);
+        }
+        "-p" | "--projects" => {
+            notice(&format!("`{name} {v}` is one `--filter` per project"));
+            for p in v.split(',').filter(|p| !p.is_empty()) {
+                out.extend(["--filter".into(), p.to_string()]);
+            }
+        }
+        "--exclude" => {
+            notice(&format!("`--exclude {v}` is `--filter '!{v}'`"));
+            for p in v.split(',').filter(|p| !p.is_empty()) {
+                out.extend(["--filter".into(), format!("!{p}")]);
+            }
+        }
+        _ => {
+            notice(&format!("`{name} {v}` is `--affected={v}`"));
+            out.push(format!("--affected={v}"));
+        }
+    }
+}
+
+/// The refusal of a habit vx has no equivalent for, with what to do instead.
+fn no_equivalent(name: &str) -> Error {
+    let (what, hint) = match name {
+        "--head" => ("vx compares the working tree (uncommitted files included) with a base", "use --affected=BASE"),
+        "--nx-ignore-cycles" => ("vx refuses dependency cycles", "remove the cycle the error names"),
+        "--env-mode" => (
+            "vx passes the whole environment to tasks and keys only declared `env`",
+            "list variables in the task's `env`",
+        ),
+        _ => ("vx always runs what a task depends on first", "name exactly the tasks to run with PROJECT#TASK"),
+    };
+    Error::usage(format!("`{name}` has no vx equivalent: {what}")).with_hint(hint)
 }
 
 fn notice(text: &str) {

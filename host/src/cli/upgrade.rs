@@ -1,11 +1,10 @@
-//! `vx upgrade [--check]`: fetch the release metadata, report current vs
-//! latest, and (without `--check`) download, verify and install the asset
-//! for this platform.
+//! `vx upgrade [--check]`: report this vx against the latest release and
+//! (without `--check`) have `upgrade` install it; this file prints.
 
 use clap::Args;
 
 use crate::error::Result;
-use crate::upgrade::{Release, fetch, install, install_target, is_newer, platform, release_url};
+use crate::upgrade::{install_latest, release_url};
 
 const UPGRADE_HELP: &str = "Examples:
   vx upgrade            install the latest release over this vx
@@ -23,17 +22,13 @@ pub struct UpgradeArgs {
 }
 
 pub fn cmd_upgrade(args: UpgradeArgs) -> Result<u8> {
-    let url = release_url();
-    let current = env!("CARGO_PKG_VERSION");
-    let release = Release::parse(&url, &fetch(&url, None)?.body)?;
-    let target = platform();
-    let newer = is_newer(&release.version, current);
+    let status = crate::upgrade::check(&release_url())?;
+    let (current, latest) = (status.current, &status.latest.version);
     if args.check {
         println!("current: {current}");
-        println!("latest: {}", release.version);
-        println!("platform: {target}");
-        let asset = release.assets.iter().any(|a| a.target == target);
-        let verdict = match (newer, asset) {
+        println!("latest: {latest}");
+        println!("platform: {}", status.platform);
+        let verdict = match (status.newer(), status.has_asset()) {
             (false, _) => "vx is up to date",
             (true, true) => "a newer release is available: run `vx upgrade`",
             (true, false) => "a newer release exists, but without an asset for this platform",
@@ -41,14 +36,11 @@ pub fn cmd_upgrade(args: UpgradeArgs) -> Result<u8> {
         println!("{verdict}");
         return Ok(0);
     }
-    if !newer {
-        println!("vx {current} is up to date (latest: {})", release.version);
+    if !status.newer() {
+        println!("vx {current} is up to date (latest: {latest})");
         return Ok(0);
     }
-    let asset = release.asset_for(&url, &target)?;
-    let bytes = fetch(&asset.url, asset.size)?.body;
-    let path = install_target()?;
-    install(&asset, &bytes, &path)?;
-    println!("upgraded vx {current} → {} ({})", release.version, path.display());
+    let path = install_latest(&status)?;
+    println!("upgraded vx {current} → {latest} ({})", path.display());
     Ok(0)
 }

@@ -1,13 +1,14 @@
 //! `vx why TASK`: why a task's key differs from its last run's — which
 //! input files, env names, dependency keys or command changed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::json;
 
-use crate::cache::{Cache, CacheMode, History, diff_manifests, state_dir};
-use crate::config::load_workspace;
+use super::choice::{Format, choice};
+use crate::cache::{Cache, CacheKey, CacheMode, Change, History, diff_manifests, state_dir};
+use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
 use crate::run::{Selection, plan, plan_keys};
@@ -23,89 +24,95 @@ pub struct WhyArgs {
     pub task: String,
 
     /// `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
     #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
-    pub cache_dir: Option<std::path::PathBuf>,
+    pub cache_dir: Option<PathBuf>,
 }
 
 pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(
-                Error::usage(format!("--format expects text or json, got `{other}`")).with_hint("see `vx why --help`")
-            );
-        }
-    };
     let ws = load_workspace(cwd)?;
-    let id = match TaskId::parse(&args.task) {
-        Some(id) => id,
-        None => match ws.project_containing(cwd).filter(|&p| ws.projects[p].dir != ws.root) {
-            Some(p) => TaskId::new(&ws.projects[p].name, &args.task),
-            None => {
-                return Err(Error::usage(format!("`{}` names no project", args.task))
-                    .with_hint(format!("write it as PROJECT#{}, or run vx why inside the project", args.task)));
-            }
-        },
-    };
+    let id = task_id(&ws, &args.task, cwd)?;
+    let why = explain(&ws, &id, args.cache_dir.map(|d| cwd.join(d)), cwd)?;
+    match args.format {
+        Format::Json => print_json(&id, &why),
+        Format::Text => print_text(&id, &why),
+    }
+    Ok(0)
+}
+
+/// `project#task` as given, or a task of the project `cwd` is in.
+fn task_id(ws: &Workspace, task: &str, cwd: &Path) -> Result<TaskId> {
+    if let Some(id) = TaskId::parse(task) {
+        return Ok(id);
+    }
+    match ws.project_containing(cwd).filter(|&p| ws.projects[p].dir != ws.root) {
+        Some(p) => Ok(TaskId::new(&ws.projects[p].name, task)),
+        None => Err(Error::usage(format!("`{task}` names no project"))
+            .with_hint(format!("write it as PROJECT#{task}, or run vx why inside the project"))),
+    }
+}
+
+/// The task's key now, against the one its last recorded run had.
+struct Explanation {
+    key: CacheKey,
+    /// Whether the cache holds an entry for the key now.
+    stored: bool,
+    /// The last run's key, when there was one.
+    last_key: Option<String>,
+    changes: Vec<Change>,
+}
+
+fn explain(ws: &Workspace, id: &TaskId, cache_dir: Option<PathBuf>, cwd: &Path) -> Result<Explanation> {
     let selection = Selection { tasks: vec![id.to_string()], cwd: cwd.to_path_buf(), ..Selection::default() };
-    let graph = plan(&ws, &selection)?;
-    let cache = Cache::open(
-        &ws,
-        args.cache_dir.map(|d| cwd.join(d)),
-        CacheMode::default(),
-        false,
-        crate::backends::remote(&ws),
-    )?;
-    let keys = plan_keys(&ws, &graph, &cache);
+    let graph = plan(ws, &selection)?;
+    let cache = Cache::open(ws, cache_dir, CacheMode::default(), false, crate::backends::remote(ws))?;
+    let keys = plan_keys(ws, &graph, &cache);
     cache.save_index();
     let root = graph.roots[0];
     let (key, manifest) =
         keys[root].clone().map_err(|why| Error::internal(format!("could not compute the key of {id}: {why}")))?;
-    let history = History::open(&state_dir(&ws).join("history.db"))
-        .map_err(|e| Error::internal(format!("could not read .vx/history.db: {e}")))?;
-    let last = history
-        .last_manifest(&id.to_string())
-        .map_err(|e| Error::internal(format!("could not read .vx/history.db: {e}")))?;
+    let unreadable = |e: String| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let history = History::open(&state_dir(ws).join("history.db")).map_err(unreadable)?;
+    let last = history.last_manifest(&id.to_string()).map_err(unreadable)?;
     let stored = cache.store.contains(&key);
-
-    let Some((last_key, last_manifest)) = last else {
-        if json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"task": id.to_string(), "key": key, "last_key": null, "changes": [], "cached": stored})
-                )
-                .expect("json")
-            );
-        } else {
-            println!("{id}: no recorded run yet, so nothing to compare (key {})", &key.0[..16]);
-        }
-        return Ok(0);
+    let (last_key, changes) = match last {
+        Some((last_key, last_manifest)) => (Some(last_key), diff_manifests(&last_manifest, &manifest)),
+        None => (None, Vec::new()),
     };
-    let changes = diff_manifests(&last_manifest, &manifest);
-    if json {
-        let doc =
-            json!({"task": id.to_string(), "key": key, "last_key": last_key, "changes": changes, "cached": stored});
-        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
-        return Ok(0);
-    }
-    if last_key == key.0 {
-        let state = if stored {
+    Ok(Explanation { key, stored, last_key, changes })
+}
+
+fn print_json(id: &TaskId, why: &Explanation) {
+    let doc = json!({
+        "task": id.to_string(),
+        "key": why.key,
+        "last_key": why.last_key,
+        "changes": why.changes,
+        "cached": why.stored,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc).expect("a JSON value serializes"));
+}
+
+fn print_text(id: &TaskId, why: &Explanation) {
+    let key = &why.key.0[..why.key.0.len().min(16)];
+    let Some(last_key) = &why.last_key else {
+        println!("{id}: no recorded run yet, so nothing to compare (key {key})");
+        return;
+    };
+    if *last_key == why.key.0 {
+        let state = if why.stored {
             "it will be a cache hit"
         } else {
             "but its entry is not in the cache (evicted, failed, or never cacheable), so it will run"
         };
-        println!("{id}: key unchanged since its last run ({}); {state}", &key.0[..16]);
-        return Ok(0);
+        println!("{id}: key unchanged since its last run ({key}); {state}");
+        return;
     }
-    println!("{id}: key changed since its last run ({} → {})", &last_key[..last_key.len().min(16)], &key.0[..16]);
-    for c in &changes {
+    println!("{id}: key changed since its last run ({} → {key})", &last_key[..last_key.len().min(16)]);
+    for c in &why.changes {
         println!("  {} {}: {}", c.component, c.kind, c.what);
     }
-    Ok(0)
 }

@@ -4,10 +4,11 @@
 //! Every config error is one line, `PATH:LINE:COL: message; hint`, so that
 //! editors and terminals can jump to it.
 
+use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use super::error::Diagnostic;
 
 /// A config file's text, kept to locate spans in it.
 #[derive(Debug, Clone)]
@@ -33,8 +34,8 @@ impl Source {
     }
 
     /// A config error located at `span`.
-    pub fn error(&self, span: Option<Range<usize>>, message: impl AsRef<str>) -> Error {
-        Error::config(format!("{}: {}", self.locate(span), message.as_ref()))
+    pub fn error(&self, span: Option<Range<usize>>, message: impl fmt::Display) -> Diagnostic {
+        Diagnostic::new(self.locate(span), message)
     }
 
     /// `path:line:col`, or just the path when there is no span.
@@ -83,7 +84,7 @@ pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a st
 /// serde's messages for unknown keys list the expected ones ("unknown field
 /// `comand`, expected one of `command`, …"); that list is turned into a
 /// single suggestion, because a wall of names is not a hint.
-pub fn toml_error(source: &Source, err: &toml::de::Error) -> Error {
+pub fn toml_error(source: &Source, err: &toml::de::Error) -> Diagnostic {
     let message = err.message().trim().replace('\n', " ");
     let located = |m: String| source.error(err.span(), m);
     if let Some(rest) = message.strip_prefix("unknown field `")

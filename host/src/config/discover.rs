@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use super::error::ConfigError;
 
 /// Walks up from `start` to the workspace root.
-pub fn find_root(start: &Path) -> Result<PathBuf> {
+pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         if has_workspace_table(&d.join("vx.toml"))
@@ -22,8 +22,7 @@ pub fn find_root(start: &Path) -> Result<PathBuf> {
         }
         dir = d.parent();
     }
-    Err(Error::config(format!("no vx workspace found in {} or any parent directory", start.display()))
-        .with_hint("create a vx.toml with a [workspace] table at the repository root, or run with -C DIR"))
+    Err(ConfigError::NoWorkspace { start: start.to_path_buf() })
 }
 
 /// A cheap check that avoids parsing every `vx.toml` on the way up: only the
@@ -44,7 +43,7 @@ fn package_json_has_workspaces(path: &Path) -> bool {
 /// Expands project globs (relative to `root`, `!` to exclude) into sorted,
 /// de-duplicated directories that hold a `vx.toml` or a `package.json`.
 /// `node_modules` is never a project.
-pub fn expand_project_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>> {
+pub fn expand_project_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
     let mut include = Vec::new();
     let mut exclude = globset::GlobSetBuilder::new();
     for pattern in globs {
@@ -77,7 +76,6 @@ pub fn expand_project_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf
     Ok(dirs)
 }
 
-fn bad_glob(pattern: &str, why: &str) -> Error {
-    Error::config(format!("invalid project glob `{pattern}`: {why}"))
-        .with_hint("fix the pattern in [workspace] projects (or package.json workspaces)")
+fn bad_glob(pattern: &str, why: &str) -> ConfigError {
+    ConfigError::BadGlob { pattern: pattern.to_string(), why: why.to_string() }
 }

@@ -3,21 +3,45 @@
 
 use std::time::Duration;
 
+/// Why a duration (`timeout`, `max-age`, `--timeout`) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("empty duration; write it like `30s`, `10m` or `1h30m`")]
+    Empty,
+    #[error("`{0}` is not a duration; write it like `30s`, `10m` or `1h30m`")]
+    NotADuration(String),
+    #[error("`{0}` is too large a duration")]
+    TooLarge(String),
+    #[error("`{text}` has no unit; write it like `{value}s` or `{value}m`")]
+    NoUnit { text: String, value: u64 },
+    #[error("unknown unit `{unit}` in `{text}`; use ms, s, m, h or d")]
+    UnknownUnit { unit: String, text: String },
+}
+
+/// Why a size (`max-size`, a plugin's `memory`) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("`{0}` is not a size; write it like `512MiB` or `10GiB`")]
+    NotASize(String),
+    #[error("unknown unit `{unit}` in `{text}`; use B, KiB, MiB, GiB, KB, MB or GB")]
+    UnknownUnit { unit: String, text: String },
+}
+
 /// Parses `1h30m`, `10m`, `2s`, `250ms`, `14d`. A bare number is refused so
 /// that `timeout = "10"` cannot silently mean seconds or minutes.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("empty duration; write it like `30s`, `10m` or `1h30m`".into());
+        return Err(DurationError::Empty);
     }
     let mut total = Duration::ZERO;
     let mut rest = text;
     while !rest.is_empty() {
         let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if digits == 0 {
-            return Err(format!("`{text}` is not a duration; write it like `30s`, `10m` or `1h30m`"));
+            return Err(DurationError::NotADuration(text.to_string()));
         }
-        let value: u64 = rest[..digits].parse().map_err(|_| format!("`{text}` is too large a duration"))?;
+        let value: u64 = rest[..digits].parse().map_err(|_| DurationError::TooLarge(text.to_string()))?;
         rest = &rest[digits..];
         let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
         let unit = &rest[..unit_len];
@@ -28,25 +52,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "m" => 60_000,
             "h" => 3_600_000,
             "d" => 86_400_000,
-            "" => {
-                return Err(format!("`{text}` has no unit; write it like `{value}s` or `{value}m`"));
-            }
-            other => {
-                return Err(format!("unknown unit `{other}` in `{text}`; use ms, s, m, h or d"));
-            }
+            "" => return Err(DurationError::NoUnit { text: text.to_string(), value }),
+            other => return Err(DurationError::UnknownUnit { unit: other.to_string(), text: text.to_string() }),
         };
-        let add = value.checked_mul(millis).ok_or_else(|| format!("`{text}` is too large a duration"))?;
+        let add = value.checked_mul(millis).ok_or_else(|| DurationError::TooLarge(text.to_string()))?;
         total += Duration::from_millis(add);
     }
     Ok(total)
 }
 
 /// Parses `10GiB`, `512MiB`, `5GB`, `100KB`, `1024` (bytes).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let text = text.trim();
     let digits = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let value: f64 =
-        text[..digits].parse().map_err(|_| format!("`{text}` is not a size; write it like `512MiB` or `10GiB`"))?;
+    let value: f64 = text[..digits].parse().map_err(|_| SizeError::NotASize(text.to_string()))?;
     let factor: u64 = match text[digits..].trim() {
         "" | "B" => 1,
         "KB" => 1_000,
@@ -57,7 +76,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
         "TiB" => 1 << 40,
-        other => return Err(format!("unknown unit `{other}` in `{text}`; use B, KiB, MiB, GiB, KB, MB or GB")),
+        other => return Err(SizeError::UnknownUnit { unit: other.to_string(), text: text.to_string() }),
     };
     Ok((value * factor as f64) as u64)
 }
@@ -71,8 +90,8 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(parse_duration("10").unwrap_err().contains("no unit"));
-        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
+        assert_eq!(parse_duration("10").unwrap_err().to_string(), "`10` has no unit; write it like `10s` or `10m`");
+        assert!(parse_duration("10x").unwrap_err().to_string().contains("unknown unit"));
         assert!(parse_duration("").is_err());
         assert!(parse_duration("m").is_err());
     }

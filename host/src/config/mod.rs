@@ -2,19 +2,27 @@
 //! and `pnpm-workspace.yaml` strictly, and resolving them into a
 //! [`Workspace`] whose every reference has been checked.
 //!
-//! Parsing (`raw`) holds no logic; resolution (`resolve`) holds no I/O beyond
-//! reading the files; errors (`diag`) always point at file, line and column.
+//! Parsing (`raw`) holds no logic; resolution (`resolve`, with `settings`
+//! for the root-only tables and `task` for each project's tasks) holds no
+//! I/O beyond reading the files; errors (`diag`, [`ConfigError`]) always
+//! point at file, line and column.
+//! `edit` changes the root `vx.toml` in place for `vx plugin add|remove`.
 
 mod diag;
 mod discover;
 pub mod duration;
+pub mod edit;
+mod error;
 mod model;
 mod npm;
 mod raw;
 mod resolve;
+mod settings;
+mod task;
 
 pub use diag::nearest;
 pub use discover::expand_project_globs;
+pub use error::{ConfigError, Diagnostic};
 pub use model::{
     CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
     TaskOrigin, TaskRef, Workspace, grpc_address,

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::diag::{Source, relative_display};
-use crate::error::{Error, Result};
+use super::error::{ConfigError, Diagnostic};
 
 #[derive(Debug, Default, Deserialize)]
 pub struct PackageJson {
@@ -51,22 +51,18 @@ impl PackageJson {
 }
 
 /// Reads `dir/package.json` if there is one.
-pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>> {
+pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>, ConfigError> {
     let path = dir.join("package.json");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
+        Err(source) => return Err(ConfigError::Read { path, source }),
     };
     serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::config(format!(
-            "{}:{}:{}: invalid package.json: {}",
-            relative_display(root, &path).display(),
-            e.line(),
-            e.column(),
-            strip_position(&e.to_string())
-        ))
-        .with_hint("fix the JSON syntax")
+        let location = format!("{}:{}:{}", relative_display(root, &path).display(), e.line(), e.column());
+        Diagnostic::new(location, format_args!("invalid package.json: {}", strip_position(&e.to_string())))
+            .with_hint("fix the JSON syntax")
+            .into()
     })
 }
 
@@ -77,19 +73,19 @@ struct PnpmWorkspace {
 }
 
 /// Reads the `packages` globs of `dir/pnpm-workspace.yaml` if there is one.
-pub fn read_pnpm_workspace(root: &Path) -> Result<Option<Vec<String>>> {
+pub fn read_pnpm_workspace(root: &Path) -> Result<Option<Vec<String>>, ConfigError> {
     let path = root.join("pnpm-workspace.yaml");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
+        Err(source) => return Err(ConfigError::Read { path, source }),
     };
     let source = Source::new("pnpm-workspace.yaml", text);
     match serde_yaml_ng::from_str::<Option<PnpmWorkspace>>(&source.text) {
         Ok(ws) => Ok(Some(ws.unwrap_or_default().packages)),
         Err(e) => {
             let span = e.location().map(|l| l.index()..l.index());
-            Err(source.error(span, format!("invalid pnpm-workspace.yaml: {}", strip_position(&e.to_string()))))
+            Err(source.error(span, format!("invalid pnpm-workspace.yaml: {}", strip_position(&e.to_string()))).into())
         }
     }
 }

@@ -3,26 +3,19 @@
 //! configured tasks and checks every reference, pointing at the file, line
 //! and column of anything wrong.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ops::Range;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use toml::Spanned;
-
-use super::diag::{Source, did_you_mean, relative_display, toml_error};
+use super::diag::{Source, relative_display, toml_error};
 use super::discover::{expand_project_globs, find_root};
-use super::duration::{parse_duration, parse_size};
-use super::model::{
-    CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
-    TaskOrigin, TaskRef, Workspace, grpc_address,
-};
+use super::error::ConfigError;
+use super::model::{Project, Workspace};
 use super::npm::{PackageJson, read_package_json, read_pnpm_workspace};
-use super::raw::{RawFile, RawRemote, RawTask};
-use crate::error::{Error, Result};
+use super::raw::RawFile;
+use super::settings::root_settings;
+use super::task::{RefContext, project_tasks};
 
-const DEFAULT_MAX_SIZE: u64 = 5 << 30;
-const DEFAULT_MAX_AGE: Duration = Duration::from_secs(14 * 86_400);
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// Finds the workspace that contains `start` and loads it.
 pub fn load_workspace(start: &Path) -> Result<Workspace> {
@@ -34,7 +27,7 @@ pub fn load_workspace(start: &Path) -> Result<Workspace> {
 /// broken).
 pub fn find_workspace_root(start: &Path) -> Result<PathBuf> {
     let root = find_root(start)?;
-    root.canonicalize().map_err(|e| Error::io(format_args!("resolve {}", root.display()), e))
+    root.canonicalize().map_err(|source| ConfigError::Resolve { path: root, source })
 }
 
 /// One project directory's files, parsed but not yet resolved.
@@ -78,7 +71,8 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
                 if present {
                     return Err(source
                         .error(None, format!("[{table}] is only allowed in the root vx.toml"))
-                        .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display())));
+                        .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display()))
+                        .into());
                 }
             }
         }
@@ -105,7 +99,7 @@ fn read_files(root: &Path, dir: &Path) -> Result<Files> {
             Some((source, raw))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(format_args!("read {}", path.display()), e)),
+        Err(source) => return Err(ConfigError::Read { path, source }),
     };
     let pkg = read_package_json(root, dir)?;
     let rel_dir = match dir.strip_prefix(root) {
@@ -134,120 +128,17 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) ->
     })
 }
 
-fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSettings> {
-    let mut cache = CacheSettings {
-        dir: root.join(".vx/cache"),
-        max_size: DEFAULT_MAX_SIZE,
-        max_age: DEFAULT_MAX_AGE,
-        remote: None,
-    };
-    let Some((source, raw)) = file else { return Ok(RootSettings { cache, ..RootSettings::default() }) };
-    let global_inputs = raw
-        .workspace
-        .as_ref()
-        .and_then(|w| w.global_inputs.as_ref())
-        .map(|v| v.iter().map(|s| s.get_ref().clone()).collect())
-        .unwrap_or_default();
-    if let Some(c) = &raw.cache {
-        if let Some(dir) = &c.dir {
-            cache.dir = root.join(dir.get_ref());
-        }
-        if let Some(size) = &c.max_size {
-            cache.max_size = parse_size(size.get_ref()).map_err(|m| source.error(Some(size.span()), m))?;
-        }
-        if let Some(age) = &c.max_age {
-            cache.max_age = parse_duration(age.get_ref()).map_err(|m| source.error(Some(age.span()), m))?;
-        }
-        cache.remote = c.remote.as_ref().map(|r| r.get_ref().clone());
-    }
-    let plugins = raw
-        .plugins
-        .iter()
-        .flatten()
-        .map(|(name, p)| {
-            let settings = PluginSettings {
-                path: root.join(p.path.get_ref()),
-                dirs: p.dirs.clone().unwrap_or_default(),
-                env: p.env.clone().unwrap_or_default(),
-                allow_hosts: p.allow_hosts.clone().unwrap_or_default(),
-                allow_programs: p.allow_programs.clone().unwrap_or_default(),
-                limits: p.limits.clone().unwrap_or_default(),
-                config: p.config.clone().unwrap_or_default(),
-            };
-            (name.clone(), settings)
-        })
-        .collect::<BTreeMap<_, _>>();
-    let remote = raw.remote.as_ref().map(|r| remote_settings(root, source, r)).transpose()?;
-    if let Some(name) = raw.cache.as_ref().and_then(|c| c.remote.as_ref()) {
-        check_cache_remote(source, name, &plugins, remote.is_some())?;
-    }
-    Ok(RootSettings { global_inputs, cache, plugins, remote })
-}
-
-/// `[remote]`, checked: a gRPC endpoint, a duration, a variable name.
-fn remote_settings(root: &Path, source: &Source, raw: &RawRemote) -> Result<RemoteSettings> {
-    let endpoint = raw.endpoint.get_ref();
-    if grpc_address(endpoint).is_none() {
-        return Err(source
-            .error(Some(raw.endpoint.span()), format!("[remote] endpoint `{endpoint}` is not a gRPC address"))
-            .with_hint("write it like `grpc://127.0.0.1:50051` (plain) or `grpcs://cache.example.com:443` (TLS)"));
-    }
-    let timeout = match &raw.timeout {
-        Some(t) => parse_duration(t.get_ref()).map_err(|m| source.error(Some(t.span()), m))?,
-        None => Duration::from_secs(60),
-    };
-    if let Some(var) = &raw.token_env
-        && (var.get_ref().is_empty() || var.get_ref().contains('='))
-    {
-        return Err(source
-            .error(Some(var.span()), "[remote] token-env names the variable holding the token, not the token")
-            .with_hint("write it like `token-env = \"VX_REMOTE_TOKEN\"` and export the token in that variable"));
-    }
-    Ok(RemoteSettings {
-        endpoint: endpoint.clone(),
-        instance_name: raw.instance_name.clone().unwrap_or_default(),
-        token_env: raw.token_env.as_ref().map(|v| v.get_ref().clone()),
-        tls_ca: raw.tls_ca.as_ref().map(|p| root.join(p.get_ref())),
-        headers: raw.headers.clone().unwrap_or_default(),
-        timeout,
-        platform: raw.platform.clone().unwrap_or_default(),
-    })
-}
-
-/// `[cache] remote` names a plugin of this workspace or `reapi` with a
-/// `[remote]` table.
-fn check_cache_remote(
-    source: &Source,
-    name: &Spanned<String>,
-    plugins: &BTreeMap<String, PluginSettings>,
-    has_remote: bool,
-) -> Result<()> {
-    if name.get_ref() == REAPI_REMOTE {
-        if plugins.contains_key(REAPI_REMOTE) {
-            return Err(source
-                .error(Some(name.span()), "`reapi` is both a plugin and the REAPI tier")
-                .with_hint("rename [plugins.reapi]: `reapi` is reserved for the [remote] server"));
-        }
-        if !has_remote {
-            return Err(source
-                .error(Some(name.span()), "[cache] remote = \"reapi\" needs a [remote] table")
-                .with_hint("add [remote] with endpoint = \"grpc://HOST:PORT\" (docs/remote.md)"));
-        }
-    }
-    Ok(())
-}
-
 /// Names, project dependencies and tasks, with every reference checked.
 fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
     let names: Vec<String> = all.iter().map(project_name).collect();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, name) in names.iter().enumerate() {
         if let Some(prev) = index.insert(name.as_str(), i) {
-            return Err(Error::config(format!(
-                "two projects are named `{name}`: {} and {}",
-                all[prev].rel_dir, all[i].rel_dir
-            ))
-            .with_hint("give one of them another `name` in [project] of its vx.toml"));
+            return Err(ConfigError::DuplicateName {
+                name: name.clone(),
+                first: all[prev].rel_dir.clone(),
+                second: all[i].rel_dir.clone(),
+            });
         }
     }
     // package.json names can differ from project names set in vx.toml.
@@ -264,7 +155,9 @@ fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
         .enumerate()
         .map(|(i, files)| {
             let deps = project_deps(i, files, &ctx, &by_package)?;
-            let tasks = project_tasks(i, files, &ctx)?;
+            let scripts = files.pkg.as_ref().map(|p| &p.scripts);
+            let configured = files.toml.as_ref().and_then(|(source, raw)| raw.tasks.as_ref().map(|t| (source, t)));
+            let tasks = project_tasks(i, scripts, configured, &ctx)?;
             let tags = files
                 .toml
                 .as_ref()
@@ -281,23 +174,6 @@ fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
             })
         })
         .collect()
-}
-
-struct RefContext<'a> {
-    names: &'a [String],
-    index: &'a HashMap<&'a str, usize>,
-    task_names: &'a [BTreeSet<String>],
-}
-
-impl RefContext<'_> {
-    fn unknown_project(&self, source: Option<&Source>, span: Option<Range<usize>>, name: &str) -> Error {
-        let hint = did_you_mean(name, self.names.iter().map(String::as_str));
-        let message = format!("unknown project `{name}`{hint}");
-        match source {
-            Some(source) => source.error(span, message),
-            None => Error::config(message),
-        }
-    }
 }
 
 fn project_name(files: &Files) -> String {
@@ -330,12 +206,13 @@ fn project_deps(
         for dep in raw.project.iter().flat_map(|p| p.depends_on.iter().flatten()) {
             let name = dep.get_ref();
             let Some(&i) = ctx.index.get(name.as_str()) else {
-                return Err(ctx.unknown_project(Some(source), Some(dep.span()), name));
+                return Err(ctx.unknown_project(source, Some(dep.span()), name).into());
             };
             if i == me {
                 return Err(source
                     .error(Some(dep.span()), format!("project `{name}` depends on itself"))
-                    .with_hint("remove it from depends-on"));
+                    .with_hint("remove it from depends-on")
+                    .into());
             }
             deps.insert(i);
         }
@@ -344,200 +221,4 @@ fn project_deps(
         deps.extend(pkg.dependency_names().filter_map(|n| by_package.get(n).copied()).filter(|&i| i != me));
     }
     Ok(deps.into_iter().collect())
-}
-
-fn project_tasks(me: usize, files: &Files, ctx: &RefContext<'_>) -> Result<BTreeMap<String, Task>> {
-    let scripts = files.pkg.as_ref().map(|p| &p.scripts);
-    let configured = files.toml.as_ref().and_then(|(source, raw)| raw.tasks.as_ref().map(|t| (source, t)));
-    let mut tasks = BTreeMap::new();
-    for (name, script) in scripts.into_iter().flatten() {
-        let is_configured = configured.is_some_and(|(_, t)| t.keys().any(|k| k.get_ref() == name));
-        if !is_configured {
-            tasks.insert(name.clone(), script_task(name, script));
-        }
-    }
-    if let Some((source, configured)) = configured {
-        for (key, raw) in configured {
-            let script = scripts.and_then(|s| s.get(key.get_ref())).map(String::as_str);
-            let task = configured_task(me, key, raw, script, source, ctx)?;
-            tasks.insert(task.name.clone(), task);
-        }
-    }
-    Ok(tasks)
-}
-
-/// A `package.json` script with no `vx.toml` table: uncached, and ordered
-/// after the same script in the project's dependencies, as `pnpm -r run`.
-fn script_task(name: &str, script: &str) -> Task {
-    Task {
-        name: name.to_string(),
-        command: Command::Shell(script.to_string()),
-        depends_on: vec![TaskRef::Upstream(name.to_string())],
-        inputs: None,
-        outputs: Vec::new(),
-        env: Vec::new(),
-        timeout: None,
-        cache: false,
-        persistent: false,
-        ready: None,
-        ready_timeout: None,
-        executor: "local".to_string(),
-        origin: TaskOrigin::Script,
-    }
-}
-
-fn configured_task(
-    me: usize,
-    key: &Spanned<String>,
-    raw: &RawTask,
-    script: Option<&str>,
-    source: &Source,
-    ctx: &RefContext<'_>,
-) -> Result<Task> {
-    let name = key.get_ref().clone();
-    if name.is_empty() || name.contains('#') || name.starts_with('^') {
-        return Err(source
-            .error(Some(key.span()), format!("invalid task name `{name}`"))
-            .with_hint("task names may not be empty, contain `#` or start with `^`"));
-    }
-    let command = match (&raw.command, script) {
-        (Some(cmd), _) => parse_command(cmd, source)?,
-        (None, Some(script)) => Command::Shell(script.to_string()),
-        (None, None) => {
-            return Err(source
-                .error(Some(key.span()), format!("task `{name}` has no command"))
-                .with_hint("add `command = \"…\"` to its table"));
-        }
-    };
-    let depends_on = match &raw.depends_on {
-        Some(refs) => refs.iter().map(|r| parse_task_ref(me, r, source, ctx)).collect::<Result<_>>()?,
-        None if script.is_some() => vec![TaskRef::Upstream(name.clone())],
-        None => Vec::new(),
-    };
-    let strings = |v: &Option<Vec<Spanned<String>>>| -> Option<Vec<String>> {
-        v.as_ref().map(|v| v.iter().map(|s| s.get_ref().clone()).collect())
-    };
-    if let Some(outputs) = &raw.outputs {
-        for out in outputs {
-            check_inside_project(out, source, "outputs")?;
-        }
-    }
-    for env in raw.env.iter().flatten() {
-        let e = env.get_ref();
-        if e.is_empty() || e.contains('=') || e.contains('\0') {
-            return Err(source
-                .error(Some(env.span()), format!("invalid environment variable name `{e}`"))
-                .with_hint("list names only, like `NODE_ENV`; values are read from the environment"));
-        }
-    }
-    let inputs = strings(&raw.inputs);
-    let outputs = strings(&raw.outputs).unwrap_or_default();
-    let persistent = raw.persistent.unwrap_or(false);
-    let cache = raw.cache.unwrap_or(!persistent && (inputs.is_some() || !outputs.is_empty()));
-    if persistent && cache {
-        return Err(source
-            .error(Some(key.span()), format!("task `{name}` is persistent and cached"))
-            .with_hint("a server has no result to cache: set `cache = false` or drop `persistent`"));
-    }
-    let ready = raw.ready.as_ref().map(|r| parse_ready(r, source)).transpose()?;
-    if ready.is_some() && !persistent {
-        return Err(source
-            .error(raw.ready.as_ref().map(Spanned::span), "`ready` applies only to persistent tasks")
-            .with_hint("add `persistent = true` or remove `ready`"));
-    }
-    let duration = |v: &Option<Spanned<String>>| -> Result<Option<Duration>> {
-        v.as_ref().map(|d| parse_duration(d.get_ref()).map_err(|m| source.error(Some(d.span()), m))).transpose()
-    };
-    Ok(Task {
-        name,
-        command,
-        depends_on,
-        inputs,
-        outputs,
-        env: strings(&raw.env).unwrap_or_default(),
-        timeout: duration(&raw.timeout)?,
-        cache,
-        persistent,
-        ready,
-        ready_timeout: duration(&raw.ready_timeout)?,
-        executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),
-        origin: TaskOrigin::Config,
-    })
-}
-
-fn parse_command(cmd: &Spanned<toml::Value>, source: &Source) -> Result<Command> {
-    let wrong = || {
-        source.error(
-            Some(cmd.span()),
-            "`command` must be a non-empty string (run by `sh -c`) or a non-empty array of strings (exec'd directly)",
-        )
-    };
-    match cmd.get_ref() {
-        toml::Value::String(s) if !s.trim().is_empty() => Ok(Command::Shell(s.clone())),
-        toml::Value::Array(items) if !items.is_empty() => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(wrong))
-            .collect::<Result<Vec<_>>>()
-            .map(Command::Argv),
-        _ => Err(wrong()),
-    }
-}
-
-fn parse_task_ref(me: usize, r: &Spanned<String>, source: &Source, ctx: &RefContext<'_>) -> Result<TaskRef> {
-    let text = r.get_ref();
-    let span = Some(r.span());
-    let unknown_task = |project: usize, task: &str| {
-        let hint = did_you_mean(task, ctx.task_names[project].iter().map(String::as_str));
-        source.error(span.clone(), format!("project `{}` has no task `{task}`{hint}", ctx.names[project]))
-    };
-    if let Some(task) = text.strip_prefix('^') {
-        if task.is_empty() || task.contains('#') {
-            return Err(source
-                .error(span, format!("invalid dependency `{text}`"))
-                .with_hint("write `^build` for the same task in every dependency project"));
-        }
-        return Ok(TaskRef::Upstream(task.to_string()));
-    }
-    if let Some((project, task)) = text.split_once('#') {
-        let Some(&p) = ctx.index.get(project) else {
-            return Err(ctx.unknown_project(Some(source), span, project));
-        };
-        if !ctx.task_names[p].contains(task) {
-            return Err(unknown_task(p, task));
-        }
-        return Ok(TaskRef::Exact { project: project.to_string(), task: task.to_string() });
-    }
-    if text.is_empty() {
-        return Err(source.error(span, "empty dependency").with_hint("write `task`, `^task` or `project#task`"));
-    }
-    if !ctx.task_names[me].contains(text.as_str()) {
-        return Err(unknown_task(me, text));
-    }
-    Ok(TaskRef::Local(text.clone()))
-}
-
-fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> Result<()> {
-    let g = glob.get_ref().trim_start_matches('!');
-    let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
-    if escapes {
-        return Err(source
-            .error(Some(glob.span()), format!("`{g}` in `{key}` leaves the project"))
-            .with_hint(format!("{key} are relative to the project directory and may not use `..` or absolute paths")));
-    }
-    Ok(())
-}
-
-fn parse_ready(ready: &Spanned<super::raw::RawReady>, source: &Source) -> Result<Ready> {
-    let r = ready.get_ref();
-    let span = Some(ready.span());
-    match (&r.log, r.port, &r.path) {
-        (Some(log), None, None) => regex::Regex::new(log)
-            .map(Ready::Log)
-            .map_err(|e| source.error(span, format!("invalid `ready.log` pattern: {e}"))),
-        (None, Some(port), None) => Ok(Ready::Port(port)),
-        (None, None, Some(path)) => Ok(Ready::Path(path.clone())),
-        _ => Err(source
-            .error(span, "`ready` takes exactly one of `log`, `port` or `path`")
-            .with_hint("write `ready = { log = \"listening\" }`, `{ port = 3000 }` or `{ path = \"ready.txt\" }`")),
-    }
 }

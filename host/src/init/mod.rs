@@ -7,9 +7,11 @@
 //! readers never fail on a setting they do not know: they note it.
 //! [`Plan::finish`] then checks every task reference against the tasks the
 //! plan (and `package.json` scripts) will define, so the written files load;
-//! `render` turns the plan into TOML text. Nothing here writes files: the
-//! command (`cli/init.rs`) decides what is written.
+//! `render` turns the plan into TOML text; `write` refuses to overwrite,
+//! writes each file atomically and loads the result back. The command
+//! (`cli/init.rs`) chooses between printing (`--dry`) and writing.
 
+mod error;
 mod model;
 mod moon;
 mod moon_task;
@@ -18,13 +20,16 @@ mod nx_inputs;
 mod render;
 mod source;
 mod turbo;
+mod write;
 
 use std::path::Path;
 
+pub use error::InitError;
 pub use model::{Dep, Note, Plan, ProjectSpec, TaskSpec};
 pub use render::{RenderedFile, render};
+pub use write::{check_written, refuse_existing, write_file};
 
-use crate::error::{Error, Result};
+use error::Result;
 
 /// The tool a workspace was configured for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,24 +57,30 @@ impl SourceKind {
         }
     }
 
-    pub fn parse(name: &str) -> Option<SourceKind> {
-        [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon].into_iter().find(|k| k.name() == name)
-    }
+    pub const ALL: [SourceKind; 3] = [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon];
 }
 
 /// The source formats whose marker file is at `root`.
 pub fn detect(root: &Path) -> Vec<SourceKind> {
-    [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon]
-        .into_iter()
-        .filter(|k| root.join(k.marker()).is_file())
-        .collect()
+    SourceKind::ALL.into_iter().filter(|k| root.join(k.marker()).is_file()).collect()
+}
+
+/// The source to read: `from` when given, else the one format present.
+pub fn choose_source(root: &Path, from: Option<SourceKind>) -> Result<SourceKind> {
+    if let Some(kind) = from {
+        return Ok(kind);
+    }
+    match detect(root)[..] {
+        [kind] => Ok(kind),
+        [] => Err(InitError::NoSource { root: root.to_path_buf() }),
+        ref several => Err(InitError::SeveralSources { markers: several.iter().map(|k| k.marker()).collect() }),
+    }
 }
 
 /// Reads the workspace at `root` as `kind` and returns the checked plan.
 pub fn translate(root: &Path, kind: SourceKind) -> Result<Plan> {
     if !root.join(kind.marker()).is_file() {
-        return Err(Error::usage(format!("no {} in {}", kind.marker(), root.display()))
-            .with_hint("run `vx init` at the root of the workspace, or pick another --from"));
+        return Err(InitError::NoMarker { marker: kind.marker(), root: root.to_path_buf() });
     }
     let mut plan = match kind {
         SourceKind::Turbo => turbo::read(root)?,

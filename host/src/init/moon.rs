@@ -8,17 +8,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::error::{InitError, Result};
 use super::model::{Plan, ProjectSpec};
 use super::moon_task::{Inherited, translate_task};
 use super::source::{describe, last_component, package_at, read_yaml, strings};
-use crate::error::{Error, Result};
 
 const WORKSPACE: &str = ".moon/workspace.yml";
 
 pub fn read(root: &Path) -> Result<Plan> {
     let ws = read_yaml(root, WORKSPACE)?.unwrap_or(Value::Null);
     let Some(ws) = ws.as_object() else {
-        return Err(Error::config(format!("{WORKSPACE}: expected a mapping")).with_hint("fix the file first"));
+        return Err(InitError::NotAMapping { file: WORKSPACE });
     };
     let mut plan = Plan::default();
     for (key, _) in ws {
@@ -41,9 +41,12 @@ pub fn read(root: &Path) -> Result<Plan> {
     Ok(plan)
 }
 
-/// Project id → directory. Globs name directories (or their `moon.yml`);
-/// an id is the directory name unless `moon.yml` sets `id`.
-fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Result<BTreeMap<String, String>> {
+/// Project id → directory, relative to the root.
+type ProjectDirs = BTreeMap<String, String>;
+
+/// Globs name directories (or their `moon.yml`); an id is the directory
+/// name unless `moon.yml` sets `id`.
+fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Result<ProjectDirs> {
     let mut out = BTreeMap::new();
     let (globs, sources) = match projects {
         None => (Vec::new(), Map::new()),
@@ -64,8 +67,11 @@ fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Resul
     let escaped = glob::Pattern::escape(&root.to_string_lossy());
     for pattern in include {
         let full = format!("{escaped}/{}", pattern.trim_start_matches("./").trim_end_matches('/'));
-        let paths = glob::glob(&full)
-            .map_err(|e| Error::config(format!("{WORKSPACE}: invalid project glob `{pattern}`: {e}")))?;
+        let paths = glob::glob(&full).map_err(|e| InitError::BadGlob {
+            file: WORKSPACE,
+            pattern: pattern.clone(),
+            why: e.to_string(),
+        })?;
         for path in paths.flatten() {
             let dir = if path.file_name().is_some_and(|n| n == "moon.yml") {
                 path.parent().map(Path::to_path_buf)

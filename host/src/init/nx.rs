@@ -10,10 +10,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::error::{InitError, Result};
 use super::model::{Dep, Plan, ProjectSpec, TaskSpec};
 use super::nx_inputs::{Resolver, resolve_outputs};
 use super::source::{Package, describe, js_packages, js_workspace_globs, package_at, read_json, sh_quote, strings};
-use crate::error::{Error, Result};
 
 const FILE: &str = "nx.json";
 
@@ -28,7 +28,7 @@ struct NxProject {
 pub fn read(root: &Path) -> Result<Plan> {
     let nx = read_json(root, FILE)?.unwrap_or(Value::Null);
     let Some(nx) = nx.as_object() else {
-        return Err(Error::config(format!("{FILE}: expected a JSON object")).with_hint("fix nx.json first"));
+        return Err(InitError::NotAnObject { file: FILE });
     };
     let mut plan = Plan::default();
     let defaults = nx.get("targetDefaults").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -122,7 +122,7 @@ fn find_projects(root: &Path, plan: &mut Plan) -> Result<Vec<NxProject>> {
         let config = match read_json(root, &project_json)? {
             Some(Value::Object(map)) => Some((project_json, map)),
             Some(other) => {
-                return Err(Error::config(format!("{project_json}: expected a JSON object, got {}", describe(&other))));
+                return Err(InitError::ProjectNotAnObject { file: project_json, got: describe(&other) });
             }
             None => read_json(root, &format!("{dir}/package.json"))?
                 .and_then(|p| p.get("nx").and_then(Value::as_object).cloned())

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::error::{InitError, Result};
 use crate::config::{expand_project_globs, read_package_json, read_pnpm_workspace};
-use crate::error::{Error, Result};
 
 /// Reads `root/rel` as JSON; `None` when the file does not exist.
 pub fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
@@ -29,12 +29,12 @@ fn read_text(root: &Path, rel: &str) -> Result<Option<String>> {
     match std::fs::read_to_string(root.join(rel)) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format_args!("read {rel}"), e)),
+        Err(source) => Err(InitError::Read { file: rel.to_string(), source }),
     }
 }
 
-fn invalid(rel: &str, why: &str) -> Error {
-    Error::config(format!("{rel}: {why}")).with_hint("fix the file first; vx init reads it as its tool does")
+fn invalid(rel: &str, why: &str) -> InitError {
+    InitError::Unparsable { file: rel.to_string(), why: why.to_string() }
 }
 
 /// A directory that holds a project, as vx will see it.

@@ -8,23 +8,20 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::error::{InitError, Result};
 use super::model::{Dep, Plan, ProjectSpec, TaskSpec};
 use super::source::{Package, describe, js_packages, js_workspace_globs, read_json, strings};
-use crate::error::{Error, Result};
 
 const FILE: &str = "turbo.json";
 
 pub fn read(root: &Path) -> Result<Plan> {
     let json = read_json(root, FILE)?.unwrap_or(Value::Null);
     let Some(top) = json.as_object() else {
-        return Err(Error::config(format!("{FILE}: expected a JSON object")).with_hint("fix turbo.json first"));
+        return Err(InitError::NotAnObject { file: FILE });
     };
     let mut plan = Plan { projects_globs: js_workspace_globs(root)?, ..Plan::default() };
     if plan.projects_globs.is_empty() {
-        return Err(Error::config(
-            "turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages",
-        )
-        .with_hint("declare the workspace packages in package.json first"));
+        return Err(InitError::NoPackages);
     }
     let packages = js_packages(root, &plan.projects_globs)?;
     let global_env = read_top_level(top, &mut plan);
@@ -166,6 +163,8 @@ fn merge_override(def: &mut Map<String, Value>, over: &Map<String, Value>) {
     }
 }
 
+/// One task definition, turned key by key into a task spec; what has no
+/// vx equivalent is noted.
 fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<'_>, plan: &mut Plan) -> TaskSpec {
     let (file, at) = origin.clone();
     let mut task = TaskSpec { cache: true, env: ctx.global_env.to_vec(), origin, ..TaskSpec::default() };
@@ -175,78 +174,86 @@ fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<
             plan.note(&file, setting, format!("unexpected value {}", describe(value)));
             continue;
         };
+        let mut note = |why: String| plan.note(&file, &setting, why);
         match key.as_str() {
-            "dependsOn" => {
-                for dep in items {
-                    if let Some(var) = dep.strip_prefix('$') {
-                        task.env.push(var.to_string());
-                    } else if let Some(t) = dep.strip_prefix('^') {
-                        task.depends_on.push(Dep::Upstream(t.to_string()));
-                    } else if let Some((p, t)) = dep.split_once('#') {
-                        if p.is_empty() || p == "//" {
-                            plan.note(&file, &setting, format!("`{dep}` names a root task, which is not translated"));
-                        } else {
-                            let name = ctx
-                                .packages
-                                .iter()
-                                .find(|k| k.package_name.as_deref() == Some(p))
-                                .map_or_else(|| p.to_string(), Package::vx_name);
-                            task.depends_on.push(Dep::Exact(name, t.to_string()));
-                        }
-                    } else {
-                        task.depends_on.push(Dep::Local(dep));
-                    }
-                }
-            }
-            "inputs" => {
-                let mut inputs = Vec::new();
-                for glob in items {
-                    if glob == "$TURBO_DEFAULT$" {
-                        inputs.push("**".to_string());
-                    } else if glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..") {
-                        plan.note(&file, &setting, format!("`{glob}` is outside the package; add it to global-inputs by hand if every task should see it"));
-                    } else {
-                        inputs.push(glob);
-                    }
-                }
-                task.inputs = Some(inputs);
-            }
-            "outputs" => {
-                for glob in items {
-                    if glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..") {
-                        plan.note(
-                            &file,
-                            &setting,
-                            format!("`{glob}` is outside the package; vx outputs stay inside the project"),
-                        );
-                    } else {
-                        task.outputs.push(glob);
-                    }
-                }
-            }
-            "env" => {
-                for name in items {
-                    if name.contains(['*', '!']) {
-                        plan.note(&file, &setting, format!("`{name}`: vx `env` lists exact names, no wildcards"));
-                    } else {
-                        task.env.push(name);
-                    }
-                }
-            }
+            "dependsOn" => depends_on(items, ctx, &mut task, &mut note),
+            "inputs" => task.inputs = Some(inputs(items, &mut note)),
+            "outputs" => task.outputs.extend(outputs(items, &mut note)),
+            "env" => task.env.extend(env_names(items, &mut note)),
             "cache" => task.cache = value.as_bool().unwrap_or(true),
             "persistent" => task.persistent = value.as_bool().unwrap_or(false),
-            "passThroughEnv" => plan.note(
-                &file,
-                &setting,
-                "vx passes its whole environment to tasks; only `env` names are part of the key",
-            ),
-            "outputLogs" | "outputMode" => plan.note(&file, &setting, "vx sets this per run with `--output-logs`"),
-            "interactive" => plan.note(&file, &setting, "vx tasks never read a terminal (stdin is closed)"),
+            "passThroughEnv" => {
+                note("vx passes its whole environment to tasks; only `env` names are part of the key".into())
+            }
+            "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
+            "interactive" => note("vx tasks never read a terminal (stdin is closed)".into()),
             "description" => {}
-            _ => plan.note(&file, &setting, "no vx equivalent"),
+            _ => note("no vx equivalent".into()),
         }
     }
     let mut seen = std::collections::BTreeSet::new();
     task.env.retain(|e| seen.insert(e.clone()));
     task
+}
+
+/// `dependsOn`: `$VAR` (turbo 1's env dependency), `^task`, `pkg#task`
+/// (by package name, renamed to the vx project name) and `task`.
+fn depends_on(items: Vec<String>, ctx: &Ctx<'_>, task: &mut TaskSpec, note: &mut impl FnMut(String)) {
+    for dep in items {
+        if let Some(var) = dep.strip_prefix('$') {
+            task.env.push(var.to_string());
+        } else if let Some(t) = dep.strip_prefix('^') {
+            task.depends_on.push(Dep::Upstream(t.to_string()));
+        } else if let Some((p, t)) = dep.split_once('#') {
+            if p.is_empty() || p == "//" {
+                note(format!("`{dep}` names a root task, which is not translated"));
+            } else {
+                let name = ctx
+                    .packages
+                    .iter()
+                    .find(|k| k.package_name.as_deref() == Some(p))
+                    .map_or_else(|| p.to_string(), Package::vx_name);
+                task.depends_on.push(Dep::Exact(name, t.to_string()));
+            }
+        } else {
+            task.depends_on.push(Dep::Local(dep));
+        }
+    }
+}
+
+/// A glob that reaches outside the package, which a vx project cannot.
+fn outside_package(glob: &str) -> bool {
+    glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..")
+}
+
+fn inputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let mut inputs = Vec::new();
+    for glob in items {
+        if glob == "$TURBO_DEFAULT$" {
+            inputs.push("**".to_string());
+        } else if outside_package(&glob) {
+            note(format!(
+                "`{glob}` is outside the package; add it to global-inputs by hand if every task should see it"
+            ));
+        } else {
+            inputs.push(glob);
+        }
+    }
+    inputs
+}
+
+fn outputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let (outside, inside): (Vec<String>, Vec<String>) = items.into_iter().partition(|g| outside_package(g));
+    for glob in outside {
+        note(format!("`{glob}` is outside the package; vx outputs stay inside the project"));
+    }
+    inside
+}
+
+fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let (wildcards, names): (Vec<String>, Vec<String>) = items.into_iter().partition(|n| n.contains(['*', '!']));
+    for name in wildcards {
+        note(format!("`{name}`: vx `env` lists exact names, no wildcards"));
+    }
+    names
 }

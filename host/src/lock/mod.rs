@@ -9,8 +9,17 @@
 //!
 //! Nothing secret is written: values that look like credentials are
 //! refused before the file is touched (`secrets`).
+//!
+//! | file      | owns |
+//! |-----------|------|
+//! | `diff`    | the readable changes between two locks |
+//! | `check`   | `vx lock --check` and `vx run --frozen` against the configuration |
+//! | `secrets` | refusing credentials |
+//! | `error`   | [`LockError`] |
 
+mod check;
 mod diff;
+mod error;
 mod secrets;
 
 use std::collections::BTreeMap;
@@ -18,7 +27,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use check::{check, check_frozen};
 pub use diff::diff_locks;
+pub use error::LockError;
 pub use secrets::find_secret;
 
 use crate::config::{Command, Workspace};
@@ -67,6 +78,15 @@ pub fn lock_path(root: &Path) -> PathBuf {
     root.join(LOCK_FILE)
 }
 
+/// `vx lock`: writes the lock the configuration resolves to, unless a task
+/// holds what looks like a credential; returns what was written.
+pub fn update(ws: &Workspace) -> Result<Lock, LockError> {
+    let lock = Lock::of(ws);
+    secrets::refuse_secrets(ws)?;
+    lock.write(&ws.root)?;
+    Ok(lock)
+}
+
 impl Lock {
     /// The lock the workspace's configuration resolves to now.
     pub fn of(ws: &Workspace) -> Lock {
@@ -103,27 +123,26 @@ impl Lock {
     }
 
     /// Reads the projects of `vx.lock`; `Ok(None)` when there is no file.
-    pub fn read(root: &Path) -> Result<Option<Lock>, String> {
+    pub fn read(root: &Path) -> Result<Option<Lock>, LockError> {
         let path = lock_path(root);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("could not read {LOCK_FILE}: {e}")),
+            Err(e) => return Err(LockError::Read(e)),
         };
-        toml::from_str(&text).map(Some).map_err(|e| format!("{LOCK_FILE} is not a valid lock file: {}", e.message()))
+        toml::from_str(&text).map(Some).map_err(|e| LockError::Invalid(e.message().to_string()))
     }
 
     /// Writes the projects into `vx.lock`, keeping every other table
     /// (plugin pins) as it is. Atomic: written beside and renamed.
-    pub fn write(&self, root: &Path) -> Result<(), String> {
+    pub fn write(&self, root: &Path) -> Result<(), LockError> {
         let path = lock_path(root);
         let mut doc = match std::fs::read_to_string(&path) {
-            Ok(t) => t.parse::<toml_edit::DocumentMut>().map_err(|e| format!("{LOCK_FILE}: {e}"))?,
+            Ok(t) => t.parse::<toml_edit::DocumentMut>().map_err(LockError::Unparsable)?,
             Err(_) => toml_edit::DocumentMut::new(),
         };
-        let rendered = toml::to_string(self).map_err(|e| format!("could not render {LOCK_FILE}: {e}"))?;
-        let fresh: toml_edit::DocumentMut =
-            rendered.parse().map_err(|e| format!("could not render {LOCK_FILE}: {e}"))?;
+        let rendered = toml::to_string(self)?;
+        let fresh: toml_edit::DocumentMut = rendered.parse().map_err(LockError::Reparse)?;
         doc.remove("projects");
         doc.insert("version", toml_edit::value(i64::from(LOCK_VERSION)));
         if let Some(projects) = fresh.get("projects") {
@@ -134,9 +153,7 @@ impl Lock {
              # Written by `vx lock` and `vx plugin add`; checked by `vx lock --check` and `vx run --frozen`.\n",
         );
         let tmp = root.join(format!(".{LOCK_FILE}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, doc.to_string())
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| format!("could not write {LOCK_FILE}: {e}"))
+        std::fs::write(&tmp, doc.to_string()).and_then(|()| std::fs::rename(&tmp, &path)).map_err(LockError::Write)
     }
 }
 

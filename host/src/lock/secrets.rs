@@ -7,6 +7,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::LockError;
+use crate::config::{Command, Workspace};
+
 /// Prefixes of tokens issued by common services.
 const PREFIXES: [&str; 16] = [
     "ghp_",
@@ -68,6 +71,30 @@ pub fn find_secret(text: &str) -> Option<String> {
         return Some(format!("a literal value assigned to `{name}`"));
     }
     None
+}
+
+/// Refuses a workspace with a task whose command, inputs or outputs look
+/// like they hold a credential.
+pub fn refuse_secrets(ws: &Workspace) -> Result<(), LockError> {
+    for p in &ws.projects {
+        for t in p.tasks.values() {
+            let command = match &t.command {
+                Command::Shell(s) => s.clone(),
+                Command::Argv(a) => a.join(" "),
+            };
+            let fields = [
+                ("command", command),
+                ("inputs", t.inputs.clone().unwrap_or_default().join(" ")),
+                ("outputs", t.outputs.join(" ")),
+            ];
+            for (field, text) in fields {
+                if let Some(why) = find_secret(&text) {
+                    return Err(LockError::Secret { project: p.name.clone(), task: t.name.clone(), field, why });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,12 +9,16 @@
 //! | `state`     | a store's data: WASI from grants only, wasi:http's `allow-hosts` check, vx's `host` imports, the memory limiter |
 //! | `grants`    | `[plugins.NAME]` grants and limits |
 //! | `lock`      | pins in `vx.lock` |
+//! | `install`   | `vx plugin add` / `remove`: check, copy, pin, configure, and undo |
+//! | `installed` | `vx plugin list`: pin state, compiled or not, grants and requests |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
 //! | `pool`      | a cache backend's live instances, reused across calls |
 //! | `cache_backend` | a cache-backend plugin as the cache's `Backend`, loaded on first use |
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
+//! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
+//! | `scaffold`  | `vx plugin new`: a plugin crate per world, ready to build |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //!
 //! Errors that leave the module are typed: `PluginError` for loads and
@@ -34,10 +38,14 @@ mod calls;
 mod engine;
 mod error;
 mod grants;
+mod install;
+mod installed;
 mod load;
 mod lock;
 mod pool;
 mod process;
+mod reporter;
+mod scaffold;
 mod state;
 mod stdio;
 
@@ -47,12 +55,16 @@ pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
 pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
+pub use install::{AddRequest, Added, Removed, add, remove};
+pub use installed::{Installed, PinState, installed};
 pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
 };
 pub use lock::{LOCK_FILE, LockError, Pin, read_pin, remove_pin, write_pin};
 pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
+pub use reporter::{Reporter, write_report};
+pub use scaffold::scaffold;
 pub use state::SinkFn;
 
 /// Starts the process's one engine and its epoch ticker, if they are not

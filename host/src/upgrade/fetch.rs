@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use super::error::UpgradeError;
 
 /// Bodies larger than this are refused (release binaries are far smaller).
 const MAX_BODY: u64 = 1 << 30;
@@ -17,20 +17,18 @@ pub struct Fetched {
 }
 
 /// GETs `url`; `expected` is a size the caller knows from elsewhere.
-pub fn fetch(url: &str, expected: Option<u64>) -> Result<Fetched> {
+pub fn fetch(url: &str, expected: Option<u64>) -> Result<Fetched, UpgradeError> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(600)))
         .user_agent(concat!("vx/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let mut response = agent.get(url).call().map_err(|e| {
-        Error::internal(format!("{url}: request failed: {e}")).with_hint("check the network and the URL")
-    })?;
+    let mut response =
+        agent.get(url).call().map_err(|e| UpgradeError::Request { url: url.to_string(), source: Box::new(e) })?;
     let status = response.status();
     if status != 200 {
-        return Err(Error::internal(format!("{url}: the server answered {status}, not 200"))
-            .with_hint("check the URL (VX_RELEASE_URL) and try again later"));
+        return Err(UpgradeError::Status { url: url.to_string(), status });
     }
     let declared = response
         .headers()
@@ -40,17 +38,14 @@ pub fn fetch(url: &str, expected: Option<u64>) -> Result<Fetched> {
     let mut body = Vec::new();
     let read = response.body_mut().with_config().limit(MAX_BODY).reader().read_to_end(&mut body);
     let got = body.len() as u64;
-    if let Err(e) = read {
-        let of = declared.map_or_else(String::new, |d| format!(" of {d}"));
-        return Err(Error::internal(format!("{url}: the download broke off after {got}{of} bytes: {e}"))
-            .with_hint("the download is truncated; try again"));
+    if let Err(source) = read {
+        return Err(UpgradeError::BrokeOff { url: url.to_string(), got, declared, source });
     }
     for (what, want) in [("Content-Length", declared), ("the release metadata's size", expected)] {
         if let Some(want) = want
             && want != got
         {
-            return Err(Error::internal(format!("{url}: got {got} bytes but {what} says {want}"))
-                .with_hint("the download is truncated or altered; try again"));
+            return Err(UpgradeError::Truncated { url: url.to_string(), got, what, want });
         }
     }
     Ok(Fetched { body })

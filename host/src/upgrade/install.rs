@@ -9,16 +9,18 @@ use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
+use super::error::UpgradeError;
 use super::release::Asset;
-use crate::error::{Error, Result};
+
+type Result<T, E = UpgradeError> = std::result::Result<T, E>;
 
 /// The file to replace: `VX_UPGRADE_TARGET`, else the running binary.
 pub fn install_target() -> Result<PathBuf> {
     if let Some(target) = std::env::var_os("VX_UPGRADE_TARGET").filter(|t| !t.is_empty()) {
         return Ok(PathBuf::from(target));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::io("find the running vx binary", e))?;
-    exe.canonicalize().map_err(|e| Error::io(format_args!("resolve {}", exe.display()), e))
+    let exe = std::env::current_exe().map_err(UpgradeError::CurrentExe)?;
+    exe.canonicalize().map_err(|source| UpgradeError::File { action: "resolve", path: exe, source })
 }
 
 /// Checks `bytes` against the asset's checksums, then replaces `target`.
@@ -27,9 +29,8 @@ pub fn install(asset: &Asset, bytes: &[u8], target: &Path) -> Result<()> {
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map_or_else(|| "vx".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.upgrade-{}", std::process::id()));
-    let result = write_new(&tmp, bytes, target).and_then(|()| {
-        std::fs::rename(&tmp, target).map_err(|e| Error::io(format_args!("replace {}", target.display()), e))
-    });
+    let result = write_new(&tmp, bytes, target)
+        .and_then(|()| std::fs::rename(&tmp, target).map_err(|source| file_error("replace", target, source)));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -49,11 +50,12 @@ fn verify(asset: &Asset, bytes: &[u8]) -> Result<()> {
         if let Some(want) = want
             && !want.trim().eq_ignore_ascii_case(&got)
         {
-            return Err(Error::internal(format!(
-                "{}: {name} mismatch: the metadata says {want}, the download hashes to {got}",
-                asset.url
-            ))
-            .with_hint("the download is corrupt or was altered; nothing was installed"));
+            return Err(UpgradeError::ChecksumMismatch {
+                url: asset.url.clone(),
+                algorithm: name,
+                want: want.to_string(),
+                got,
+            });
         }
     }
     Ok(())
@@ -73,9 +75,13 @@ fn write_new(tmp: &Path, bytes: &[u8], target: &Path) -> Result<()> {
         .create_new(true)
         .mode(mode)
         .open(tmp)
-        .map_err(|e| Error::io(format_args!("create {}", tmp.display()), e))?;
-    file.write_all(bytes).map_err(|e| Error::io(format_args!("write {}", tmp.display()), e))?;
+        .map_err(|source| file_error("create", tmp, source))?;
+    file.write_all(bytes).map_err(|source| file_error("write", tmp, source))?;
     file.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io(format_args!("make {} executable", tmp.display()), e))?;
-    file.sync_all().map_err(|e| Error::io(format_args!("sync {}", tmp.display()), e))
+        .map_err(|source| UpgradeError::MakeExecutable { path: tmp.to_path_buf(), source })?;
+    file.sync_all().map_err(|source| file_error("sync", tmp, source))
+}
+
+fn file_error(action: &'static str, path: &Path, source: std::io::Error) -> UpgradeError {
+    UpgradeError::File { action, path: path.to_path_buf(), source }
 }

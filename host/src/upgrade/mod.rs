@@ -7,10 +7,14 @@
 //! directory, so it is never half-written. Every refusal names the URL and
 //! what was wrong with it.
 
+mod apply;
+mod error;
 mod fetch;
 mod install;
 mod release;
 
+pub use apply::{Status, check, install_latest};
+pub use error::UpgradeError;
 pub use fetch::{Fetched, fetch};
 pub use install::{install, install_target};
 pub use release::{Asset, Release, is_newer, platform};

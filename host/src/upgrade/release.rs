@@ -12,7 +12,7 @@
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use super::error::UpgradeError;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,34 +37,31 @@ pub struct Asset {
 impl Release {
     /// Parses the body served at `url`, refusing anything that is not the
     /// expected JSON (an HTML portal page served with 200, a proxy error).
-    pub fn parse(url: &str, body: &[u8]) -> Result<Release> {
-        let release: Release = serde_json::from_slice(body).map_err(|e| {
-            let text = String::from_utf8_lossy(&body[..body.len().min(40)]).replace(['\n', '\r'], " ");
-            let looks = if text.trim_start().starts_with('<') { " (it looks like an HTML page)" } else { "" };
-            Error::internal(format!("{url}: the response is not release metadata{looks}: {e}; it starts with `{text}`"))
-                .with_hint("a captive portal or proxy may be answering: check the network, or set VX_RELEASE_URL")
+    pub fn parse(url: &str, body: &[u8]) -> Result<Release, UpgradeError> {
+        let release: Release = serde_json::from_slice(body).map_err(|source| {
+            let start = String::from_utf8_lossy(&body[..body.len().min(40)]).replace(['\n', '\r'], " ");
+            let looks = if start.trim_start().starts_with('<') { " (it looks like an HTML page)" } else { "" };
+            UpgradeError::NotMetadata { url: url.to_string(), looks, start, source }
         })?;
         if release.version.trim().is_empty() {
-            return Err(Error::internal(format!("{url}: the release metadata has an empty `version`")));
+            return Err(UpgradeError::EmptyVersion { url: url.to_string() });
         }
         Ok(release)
     }
 
     /// The asset for `target`, with a checksum, its URL made absolute.
-    pub fn asset_for(&self, url: &str, target: &str) -> Result<Asset> {
+    pub fn asset_for(&self, url: &str, target: &str) -> Result<Asset, UpgradeError> {
         let Some(asset) = self.assets.iter().find(|a| a.target == target) else {
             let have: Vec<&str> = self.assets.iter().map(|a| a.target.as_str()).collect();
-            return Err(Error::internal(format!(
-                "{url}: release {} has no asset for this platform ({target}); it has: {}",
-                self.version,
-                if have.is_empty() { "none".to_string() } else { have.join(", ") }
-            ))
-            .with_hint("build vx from source for this platform"));
+            return Err(UpgradeError::NoAsset {
+                url: url.to_string(),
+                version: self.version.clone(),
+                target: target.to_string(),
+                have: if have.is_empty() { "none".to_string() } else { have.join(", ") },
+            });
         };
         if asset.sha256.is_none() && asset.blake3.is_none() {
-            return Err(Error::internal(format!(
-                "{url}: the asset for {target} has no sha256 or blake3 checksum; refusing to install it unverified"
-            )));
+            return Err(UpgradeError::NoChecksum { url: url.to_string(), target: target.to_string() });
         }
         let mut asset = asset.clone();
         asset.url = resolve(url, &asset.url);
@@ -145,7 +142,8 @@ mod tests {
     fn html_is_refused_with_the_url() {
         let e = Release::parse("http://h/r.json", b"<!DOCTYPE html><html>Log in</html>").unwrap_err();
         assert!(
-            e.message.starts_with("http://h/r.json: the response is not release metadata (it looks like an HTML page)")
+            e.to_string()
+                .starts_with("http://h/r.json: the response is not release metadata (it looks like an HTML page)")
         );
     }
 }

@@ -1,0 +1,263 @@
+//! A project's tasks: `package.json` scripts with their defaults, and
+//! `[tasks.NAME]` tables checked field by field, each reference against
+//! the projects and tasks the workspace declares.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::diag::{Source, did_you_mean};
+use super::duration::parse_duration;
+use super::error::Diagnostic;
+use super::model::{Command, Ready, Task, TaskOrigin, TaskRef};
+use super::raw::{RawReady, RawTask};
+
+/// The names every reference is checked against.
+pub struct RefContext<'a> {
+    /// Project names; indices are project ids.
+    pub names: &'a [String],
+    pub index: &'a HashMap<&'a str, usize>,
+    /// Per project, every task name its files declare.
+    pub task_names: &'a [BTreeSet<String>],
+}
+
+impl RefContext<'_> {
+    pub fn unknown_project(&self, source: &Source, span: Option<std::ops::Range<usize>>, name: &str) -> Diagnostic {
+        let hint = did_you_mean(name, self.names.iter().map(String::as_str));
+        source.error(span, format!("unknown project `{name}`{hint}"))
+    }
+}
+
+/// Project `me`'s tasks: its scripts, then its configured tasks (which
+/// replace a script of the same name and may take its command).
+pub fn project_tasks(
+    me: usize,
+    scripts: Option<&BTreeMap<String, String>>,
+    configured: Option<(&Source, &BTreeMap<Spanned<String>, RawTask>)>,
+    ctx: &RefContext<'_>,
+) -> Result<BTreeMap<String, Task>, Diagnostic> {
+    let mut tasks = BTreeMap::new();
+    for (name, script) in scripts.into_iter().flatten() {
+        let is_configured = configured.is_some_and(|(_, t)| t.keys().any(|k| k.get_ref() == name));
+        if !is_configured {
+            tasks.insert(name.clone(), script_task(name, script));
+        }
+    }
+    if let Some((source, configured)) = configured {
+        for (key, raw) in configured {
+            let script = scripts.and_then(|s| s.get(key.get_ref())).map(String::as_str);
+            let task = configured_task(me, key, raw, script, source, ctx)?;
+            tasks.insert(task.name.clone(), task);
+        }
+    }
+    Ok(tasks)
+}
+
+/// A `package.json` script with no `vx.toml` table: uncached, and ordered
+/// after the same script in the project's dependencies, as `pnpm -r run`.
+fn script_task(name: &str, script: &str) -> Task {
+    Task {
+        name: name.to_string(),
+        command: Command::Shell(script.to_string()),
+        depends_on: vec![TaskRef::Upstream(name.to_string())],
+        inputs: None,
+        outputs: Vec::new(),
+        env: Vec::new(),
+        timeout: None,
+        cache: false,
+        persistent: false,
+        ready: None,
+        ready_timeout: None,
+        executor: "local".to_string(),
+        origin: TaskOrigin::Script,
+    }
+}
+
+/// One `[tasks.NAME]` table, checked in the order its fields are reported.
+fn configured_task(
+    me: usize,
+    key: &Spanned<String>,
+    raw: &RawTask,
+    script: Option<&str>,
+    source: &Source,
+    ctx: &RefContext<'_>,
+) -> Result<Task, Diagnostic> {
+    let name = task_name(key, source)?;
+    let command = task_command(&name, key, raw, script, source)?;
+    let depends_on = match &raw.depends_on {
+        Some(refs) => refs.iter().map(|r| parse_task_ref(me, r, source, ctx)).collect::<Result<_, _>>()?,
+        None if script.is_some() => vec![TaskRef::Upstream(name.clone())],
+        None => Vec::new(),
+    };
+    for out in raw.outputs.iter().flatten() {
+        check_inside_project(out, source, "outputs")?;
+    }
+    check_env_names(raw, source)?;
+    let inputs = strings(&raw.inputs);
+    let outputs = strings(&raw.outputs).unwrap_or_default();
+    let persistent = raw.persistent.unwrap_or(false);
+    let cache = raw.cache.unwrap_or(!persistent && (inputs.is_some() || !outputs.is_empty()));
+    if persistent && cache {
+        return Err(source
+            .error(Some(key.span()), format!("task `{name}` is persistent and cached"))
+            .with_hint("a server has no result to cache: set `cache = false` or drop `persistent`"));
+    }
+    let ready = task_ready(raw, persistent, source)?;
+    Ok(Task {
+        name,
+        command,
+        depends_on,
+        inputs,
+        outputs,
+        env: strings(&raw.env).unwrap_or_default(),
+        timeout: duration(&raw.timeout, source)?,
+        cache,
+        persistent,
+        ready,
+        ready_timeout: duration(&raw.ready_timeout, source)?,
+        executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),
+        origin: TaskOrigin::Config,
+    })
+}
+
+fn task_name(key: &Spanned<String>, source: &Source) -> Result<String, Diagnostic> {
+    let name = key.get_ref();
+    if name.is_empty() || name.contains('#') || name.starts_with('^') {
+        return Err(source
+            .error(Some(key.span()), format!("invalid task name `{name}`"))
+            .with_hint("task names may not be empty, contain `#` or start with `^`"));
+    }
+    Ok(name.clone())
+}
+
+/// `command`, else the script of the same name.
+fn task_command(
+    name: &str,
+    key: &Spanned<String>,
+    raw: &RawTask,
+    script: Option<&str>,
+    source: &Source,
+) -> Result<Command, Diagnostic> {
+    match (&raw.command, script) {
+        (Some(cmd), _) => parse_command(cmd, source),
+        (None, Some(script)) => Ok(Command::Shell(script.to_string())),
+        (None, None) => Err(source
+            .error(Some(key.span()), format!("task `{name}` has no command"))
+            .with_hint("add `command = \"…\"` to its table")),
+    }
+}
+
+fn check_env_names(raw: &RawTask, source: &Source) -> Result<(), Diagnostic> {
+    for env in raw.env.iter().flatten() {
+        let e = env.get_ref();
+        if e.is_empty() || e.contains('=') || e.contains('\0') {
+            return Err(source
+                .error(Some(env.span()), format!("invalid environment variable name `{e}`"))
+                .with_hint("list names only, like `NODE_ENV`; values are read from the environment"));
+        }
+    }
+    Ok(())
+}
+
+/// `ready`, which only a persistent task may have.
+fn task_ready(raw: &RawTask, persistent: bool, source: &Source) -> Result<Option<Ready>, Diagnostic> {
+    let ready = raw.ready.as_ref().map(|r| parse_ready(r, source)).transpose()?;
+    if ready.is_some() && !persistent {
+        return Err(source
+            .error(raw.ready.as_ref().map(Spanned::span), "`ready` applies only to persistent tasks")
+            .with_hint("add `persistent = true` or remove `ready`"));
+    }
+    Ok(ready)
+}
+
+fn strings(v: &Option<Vec<Spanned<String>>>) -> Option<Vec<String>> {
+    v.as_ref().map(|v| v.iter().map(|s| s.get_ref().clone()).collect())
+}
+
+fn duration(v: &Option<Spanned<String>>, source: &Source) -> Result<Option<Duration>, Diagnostic> {
+    v.as_ref().map(|d| parse_duration(d.get_ref()).map_err(|m| source.error(Some(d.span()), m))).transpose()
+}
+
+fn parse_command(cmd: &Spanned<toml::Value>, source: &Source) -> Result<Command, Diagnostic> {
+    let wrong = || {
+        source.error(
+            Some(cmd.span()),
+            "`command` must be a non-empty string (run by `sh -c`) or a non-empty array of strings (exec'd directly)",
+        )
+    };
+    match cmd.get_ref() {
+        toml::Value::String(s) if !s.trim().is_empty() => Ok(Command::Shell(s.clone())),
+        toml::Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(wrong))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Command::Argv),
+        _ => Err(wrong()),
+    }
+}
+
+fn parse_task_ref(
+    me: usize,
+    r: &Spanned<String>,
+    source: &Source,
+    ctx: &RefContext<'_>,
+) -> Result<TaskRef, Diagnostic> {
+    let text = r.get_ref();
+    let span = Some(r.span());
+    let unknown_task = |project: usize, task: &str| {
+        let hint = did_you_mean(task, ctx.task_names[project].iter().map(String::as_str));
+        source.error(span.clone(), format!("project `{}` has no task `{task}`{hint}", ctx.names[project]))
+    };
+    if let Some(task) = text.strip_prefix('^') {
+        if task.is_empty() || task.contains('#') {
+            return Err(source
+                .error(span, format!("invalid dependency `{text}`"))
+                .with_hint("write `^build` for the same task in every dependency project"));
+        }
+        return Ok(TaskRef::Upstream(task.to_string()));
+    }
+    if let Some((project, task)) = text.split_once('#') {
+        let Some(&p) = ctx.index.get(project) else {
+            return Err(ctx.unknown_project(source, span, project));
+        };
+        if !ctx.task_names[p].contains(task) {
+            return Err(unknown_task(p, task));
+        }
+        return Ok(TaskRef::Exact { project: project.to_string(), task: task.to_string() });
+    }
+    if text.is_empty() {
+        return Err(source.error(span, "empty dependency").with_hint("write `task`, `^task` or `project#task`"));
+    }
+    if !ctx.task_names[me].contains(text.as_str()) {
+        return Err(unknown_task(me, text));
+    }
+    Ok(TaskRef::Local(text.clone()))
+}
+
+fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> Result<(), Diagnostic> {
+    let g = glob.get_ref().trim_start_matches('!');
+    let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
+    if escapes {
+        return Err(source
+            .error(Some(glob.span()), format!("`{g}` in `{key}` leaves the project"))
+            .with_hint(format!("{key} are relative to the project directory and may not use `..` or absolute paths")));
+    }
+    Ok(())
+}
+
+fn parse_ready(ready: &Spanned<RawReady>, source: &Source) -> Result<Ready, Diagnostic> {
+    let r = ready.get_ref();
+    let span = Some(ready.span());
+    match (&r.log, r.port, &r.path) {
+        (Some(log), None, None) => regex::Regex::new(log)
+            .map(Ready::Log)
+            .map_err(|e| source.error(span, format!("invalid `ready.log` pattern: {e}"))),
+        (None, Some(port), None) => Ok(Ready::Port(port)),
+        (None, None, Some(path)) => Ok(Ready::Path(path.clone())),
+        _ => Err(source
+            .error(span, "`ready` takes exactly one of `log`, `port` or `path`")
+            .with_hint("write `ready = { log = \"listening\" }`, `{ port = 3000 }` or `{ path = \"ready.txt\" }`")),
+    }
+}

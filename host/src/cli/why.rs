@@ -74,7 +74,7 @@ fn explain(ws: &Workspace, id: &TaskId, cache_dir: Option<PathBuf>, cwd: &Path) 
     let root = graph.roots[0];
     let (key, manifest) =
         keys[root].clone().map_err(|why| Error::internal(format!("could not compute the key of {id}: {why}")))?;
-    let unreadable = |e: String| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(ws).join("history.db")).map_err(unreadable)?;
     let last = history.last_manifest(&id.to_string()).map_err(unreadable)?;
     let stored = cache.store.contains(&key);

@@ -71,7 +71,7 @@ pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
     }
     let ws = load_workspace(cwd)?;
     let root = ws.root.clone();
-    let existing = read_pin(&root, &name).map_err(Error::config)?;
+    let existing = read_pin(&root, &name).map_err(|e| Error::config(e.to_string()))?;
     if (ws.plugins.contains_key(&name) || existing.is_some()) && !request.force {
         return Err(Error::usage(format!("a plugin named `{name}` is already added"))
             .with_hint("pass --force to replace and re-pin it, or --name to add it under another name"));
@@ -90,7 +90,7 @@ pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
         plugin_version: info.version.clone(),
         requests: info.requests.clone(),
     };
-    write_pin(&root, &name, &pin).map_err(Error::internal)?;
+    write_pin(&root, &name, &pin).map_err(|e| Error::internal(e.to_string()))?;
     let granted = add_plugin_table(&root, &name, &rel, &request.grants)?;
     let replaced = existing.filter(|old| old.blake3 != pin.blake3);
     Ok(Added {
@@ -121,7 +121,7 @@ fn copy_into(dest: &Path, source: &Path, bytes: &[u8]) -> Result<()> {
 pub fn remove(cwd: &Path, name: &str) -> Result<Removed> {
     let ws = load_workspace(cwd)?;
     let removed_table = remove_plugin_table(&ws.root, name)?;
-    let removed_pin = remove_pin(&ws.root, name).map_err(Error::internal)?;
+    let removed_pin = remove_pin(&ws.root, name).map_err(|e| Error::internal(e.to_string()))?;
     let copy = ws.root.join(format!(".vx/plugins/{name}.wasm"));
     let removed_copy = std::fs::remove_file(&copy).is_ok();
     if !(removed_table || removed_pin || removed_copy) {

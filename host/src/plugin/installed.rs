@@ -58,7 +58,7 @@ pub fn installed(ws: &Workspace) -> Result<Vec<Installed>> {
 }
 
 fn inspect(ws: &Workspace, name: &str, settings: &PluginSettings) -> Result<Installed> {
-    let pin = read_pin(&ws.root, name).map_err(Error::config)?;
+    let pin = read_pin(&ws.root, name).map_err(|e| Error::config(e.to_string()))?;
     let file = read_plugin_file(name, &settings.path);
     let (state, compiled) = match (&pin, &file) {
         (_, Err(e)) => (PinState::Unreadable(e.message.clone()), false),

@@ -9,6 +9,7 @@
 pub mod buildgrid;
 pub mod fixtures;
 pub mod process;
+pub mod snapshot;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@
 use nix::sys::signal::Signal;
 
 use crate::common::TestEnv;
-use crate::common::fixtures::task;
+use crate::common::fixtures::{running, task};
 use crate::common::log_cmd as log;
 use crate::common::process::{
     PATIENCE, Running, alive, assert_alive, assert_nothing_left, disposition, guard_of, poll, read_pids, send,
@@ -345,7 +345,7 @@ fn api_and_e2e(env: &TestEnv, server: &str, ready: &str) {
     env.workspace(&["packages/*"]);
     let dev = task("dev", server, &format!("persistent = true\n{ready}"));
     env.write("packages/api/vx.toml", &format!("[project]\nname = \"api\"\n{dev}"));
-    let check = format!("kill -0 \"$(cat ../api/server.pid)\" && {}", log("e2e#test"));
+    let check = format!("{} && {}", running("../api/server.pid"), log("e2e#test"));
     let test = task("test", &check, "depends-on = [\"api#dev\"]");
     env.write("packages/e2e/vx.toml", &format!("[project]\nname = \"e2e\"\ndepends-on = [\"api\"]\n{test}"));
 }
@@ -424,7 +424,7 @@ fn a_server_needed_by_two_tasks_is_kept_until_both_are_done() {
     // and `second` finds it gone.
     let after_first = task("after-first", "touch first.settled", "depends-on = [\"first\"]");
     let second =
-        format!("{}; kill -0 \"$(cat ../api/server.pid)\" && {}", wait_for("first.settled"), log("second-saw-server"));
+        format!("{}; {} && {}", wait_for("first.settled"), running("../api/server.pid"), log("second-saw-server"));
     let second = task("second", &second, needs);
     env.write(
         "packages/e2e/vx.toml",

@@ -7,11 +7,10 @@
 //! Before comparing, everything that differs between machines or runs is
 //! replaced by a placeholder: the test's temporary paths (`[ROOT]`,
 //! `[HOME]`, `[TEMP]`), wall times and task durations (`[DURATION]`), cache
-//! keys (`[KEY]`), hashes of files built here (`[HASH]`), PIDs (`[PID]`, `[PGID]`) and run ids (`[RUN_ID]`). Keys are
-//! content hashes and stable on one machine, but they also hash vx's
-//! version and key schema, which are not the text under review.
-
-use std::fmt::Write as _;
+//! keys (`[KEY]`), hashes of files built here (`[HASH]`), PIDs (`[PID]`,
+//! `[PGID]`) and run ids (`[RUN_ID]`). Keys are content hashes and stable
+//! on one machine, but they also hash vx's version and key schema, which
+//! are not the text under review.
 
 use super::{Output, TestEnv};
 
@@ -39,7 +38,7 @@ impl<'e> Transcript<'e> {
 
     /// A line of prose, for a reader of the snapshot.
     pub fn note(&mut self, text: &str) -> &mut Self {
-        let _ = writeln!(self.text, "# {text}\n");
+        self.text.push_str(&format!("# {text}\n\n"));
         self
     }
 
@@ -52,7 +51,7 @@ impl<'e> Transcript<'e> {
     /// Shows a workspace file as it is now (written by a fixture).
     pub fn show_file(&mut self, rel: &str) -> &mut Self {
         let contents = self.env.read(rel);
-        let _ = write!(self.text, "--- {rel}\n{contents}");
+        self.text.push_str(&format!("--- {rel}\n{contents}"));
         if !contents.ends_with('\n') {
             self.text.push('\n');
         }
@@ -81,11 +80,10 @@ impl<'e> Transcript<'e> {
         let cd = dir.map(|d| format!("(cd {} && ", shell_word(d))).unwrap_or_default();
         let close = if dir.is_some() { ")" } else { "" };
         let command: Vec<String> = std::iter::once("vx".to_string()).chain(words).collect();
-        let _ = writeln!(self.text, "$ {cd}{}{close}", command.join(" "));
-        let _ = writeln!(self.text, "exit {}", out.code);
+        self.text.push_str(&format!("$ {cd}{}{close}\nexit {}\n", command.join(" "), out.code));
         for (name, stream) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
             if !stream.is_empty() {
-                let _ = write!(self.text, "{name}:\n{stream}");
+                self.text.push_str(&format!("{name}:\n{stream}"));
                 if !stream.ends_with('\n') {
                     self.text.push_str("[no newline at the end]\n");
                 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::common::fixtures::{task, toml_str};
 use crate::common::log_cmd as log;
 use crate::common::process::assert_nothing_left;
-use crate::common::{Output, TestEnv};
+use crate::common::{Checked, Output, TestEnv};
 
 const MAGIC: &[u8] = b"VXCE1\n";
 
@@ -48,18 +48,14 @@ fn app(env: &TestEnv, command: &str, extra: &str) {
 
 /// Runs vx and panics unless it exits 0.
 #[track_caller]
-fn ok(env: &TestEnv, args: &[&str]) -> Output {
-    let out = env.vx(args);
-    out.assert_success();
-    out
+fn ok(env: &TestEnv, args: &[&str]) -> Checked {
+    env.vx(args).checked_success()
 }
 
 /// Runs `vx ARGS` with one extra variable; panics unless it exits 0.
 #[track_caller]
-fn ok_with(env: &TestEnv, var: (&str, &str), args: &[&str]) -> Output {
-    let out = env.vx_command(args).env(var.0, var.1).output();
-    out.assert_success();
-    out
+fn ok_with(env: &TestEnv, var: (&str, &str), args: &[&str]) -> Checked {
+    env.vx_command(args).env(var.0, var.1).output().checked_success()
 }
 
 /// Which tasks ran since the last call (sorted), and clears the log.
@@ -318,7 +314,7 @@ fn env_value_is_keyed_but_never_written_nor_printed() {
     // Unset is a value of its own.
     let out = ok(&env, &["run", "build"]);
     assert_ran(&env, &out, &["app"]);
-    outputs.push(out);
+    outputs.push(out.into_output());
 
     let plan_out = env.vx_command(&["run", "build", "--dry=json"]).env(name, second).output();
     plan_out.assert_success();
@@ -328,9 +324,9 @@ fn env_value_is_keyed_but_never_written_nor_printed() {
     outputs.push(plan_out);
     outputs.push(env.vx_command(&["why", "app#build", "--format", "json"]).env(name, second).output());
     outputs.push(env.vx_command(&["why", "app#build"]).env(name, second).output());
-    outputs.push(ok(&env, &["history", "--format", "json"]));
-    outputs.push(ok(&env, &["last"]));
-    outputs.push(ok(&env, &["cache", "stats", "--format", "json"]));
+    outputs.push(ok(&env, &["history", "--format", "json"]).into_output());
+    outputs.push(ok(&env, &["last"]).into_output());
+    outputs.push(ok(&env, &["cache", "stats", "--format", "json"]).into_output());
 
     for out in &outputs {
         for value in [first, second] {
@@ -961,7 +957,8 @@ fn kill_9_during_restores_never_leaves_wrong_outputs() {
         let running = env.vx_command(&["run", "build"]).spawn();
         std::thread::sleep(Duration::from_millis(i * 4));
         running.signal(Signal::SIGKILL);
-        running.finish();
+        let out = running.finish();
+        assert!(out.code == -1 || out.code == 0, "vx either died or finished\n{out}");
         assert_nothing_left(&env, &[], &"after the kill");
         env.clear_log();
         let out = ok(&env, &["run", "build"]);
@@ -1292,7 +1289,7 @@ fn vx_last_prints_a_line_that_runs_the_same_again() {
     project(&env, "other", &[], &[task("build", &log("other"), "")]);
     ok(&env, &["run", "build", "--filter", "app", "--tag", "why=two words 'quoted'"]);
     assert_eq!(ran(&env), words(&["app"]));
-    let line = ok(&env, &["last"]).stdout;
+    let line = ok(&env, &["last"]).into_output().stdout;
     assert_eq!(line.lines().count(), 1, "one line: {line:?}");
     assert!(line.starts_with("vx run build"), "{line:?}");
     let log_file = env.path("replay-log.txt");
@@ -1307,7 +1304,7 @@ fn vx_last_prints_a_line_that_runs_the_same_again() {
     // Run inside a project: pasted at the root, it runs that project's task.
     env.vx_in("packages/other", &["run", "build"]).assert_success();
     assert_eq!(ran(&env), words(&["other"]));
-    let line = ok(&env, &["last"]).stdout;
+    let line = ok(&env, &["last"]).into_output().stdout;
     assert_eq!(line.lines().count(), 1, "one line: {line:?}");
     std::fs::remove_file(&log_file).expect("clear the replay log");
     paste(&env, line.trim_end(), &log_file);

@@ -11,10 +11,10 @@
 use nix::sys::signal::Signal;
 
 use crate::common::TestEnv;
-use crate::common::fixtures::task;
+use crate::common::fixtures::{running, task};
 use crate::common::log_cmd as log;
 use crate::common::process::{
-    PATIENCE, Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids, send,
+    PATIENCE, Running, alive, assert_alive, assert_nothing_left, disposition, guard_of, poll, read_pids, send,
 };
 
 /// A short kill ladder, so a SIGTERM-ignorer is killed quickly.
@@ -238,9 +238,12 @@ fn under_nohup_vx_ignores_sighup_and_its_task_keeps_running() {
     project(&env, "p", "", &[task("wait", &command, "")]);
     let mut vx = env.vx_command(&["run", "p#wait"]).env("VX_KILL_GRACE_MS", GRACE_MS).ignore_sighup().spawn();
     let task_pid = read_pids(&env, "packages/p/task.pids", 1);
+    // The task runs, so vx has set up its signal handling. A SIGHUP that
+    // vx still ignores, and does not catch, is discarded by the kernel as
+    // it is sent: nothing can come of it, now or later.
+    let (ignored, caught) = disposition(vx.pid(), Signal::SIGHUP);
+    assert!(ignored && !caught, "vx must leave SIGHUP ignored under nohup (ignored {ignored}, caught {caught})");
     vx.signal(Signal::SIGHUP);
-    // Give a vx that wrongly acts on SIGHUP the time to do so.
-    std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(vx.is_running(), "vx stopped on SIGHUP although started with it ignored\n{}", vx.output_so_far());
     assert_alive(&task_pid, "the task after a SIGHUP to vx under nohup");
     env.write("packages/p/go", "");
@@ -342,7 +345,7 @@ fn api_and_e2e(env: &TestEnv, server: &str, ready: &str) {
     env.workspace(&["packages/*"]);
     let dev = task("dev", server, &format!("persistent = true\n{ready}"));
     env.write("packages/api/vx.toml", &format!("[project]\nname = \"api\"\n{dev}"));
-    let check = format!("kill -0 \"$(cat ../api/server.pid)\" && {}", log("e2e#test"));
+    let check = format!("{} && {}", running("../api/server.pid"), log("e2e#test"));
     let test = task("test", &check, "depends-on = [\"api#dev\"]");
     env.write("packages/e2e/vx.toml", &format!("[project]\nname = \"e2e\"\ndepends-on = [\"api\"]\n{test}"));
 }
@@ -413,18 +416,22 @@ fn a_server_needed_by_two_tasks_is_kept_until_both_are_done() {
     let dev = task("dev", SERVER, "persistent = true\nready = { log = \"api listening\" }");
     env.write("packages/api/vx.toml", &format!("[project]\nname = \"api\"\n{dev}"));
     let needs = "depends-on = [\"api#dev\"]";
-    let first = task("first", &format!("{}; touch first.done", log("first")), needs);
-    // `second` checks the server only after `first` is done, and a moment
-    // later, so a server released too early is already stopped.
-    let second = format!(
-        "{}; sleep 0.5; kill -0 \"$(cat ../api/server.pid)\" && {}",
-        wait_for("first.done"),
-        log("second-saw-server")
-    );
+    let first = task("first", &log("first"), needs);
+    // vx starts `after-first` (which does not need the server) only once
+    // it has settled `first`, and it decides which servers to release as
+    // it settles a task. So when `first.settled` exists, a vx that wrongly
+    // releases the server after its first dependent has already done so,
+    // and `second` finds it gone.
+    let after_first = task("after-first", "touch first.settled", "depends-on = [\"first\"]");
+    let second =
+        format!("{}; {} && {}", wait_for("first.settled"), running("../api/server.pid"), log("second-saw-server"));
     let second = task("second", &second, needs);
-    env.write("packages/e2e/vx.toml", &format!("[project]\nname = \"e2e\"\ndepends-on = [\"api\"]\n{first}{second}"));
+    env.write(
+        "packages/e2e/vx.toml",
+        &format!("[project]\nname = \"e2e\"\ndepends-on = [\"api\"]\n{first}{after_first}{second}"),
+    );
     let out = env
-        .vx_command(&["run", "e2e#first", "e2e#second", "--concurrency", "4"])
+        .vx_command(&["run", "e2e#first", "e2e#second", "e2e#after-first", "--concurrency", "4"])
         .env("VX_KILL_GRACE_MS", GRACE_MS)
         .output();
     out.assert_success();
@@ -463,46 +470,59 @@ fn persistent_task_not_ready_in_time_is_stopped_and_fails() {
     assert_nothing_left(&env, &server, &out);
 }
 
+/// `probe`, a persistent task the user names too, which needs `after`.
+/// vx starts it only once it has settled `after`, and vx decides which
+/// servers to release (or that the run is over) as it settles a task. So
+/// once `probe.pid` is written, a vx that wrongly lets a server the user
+/// named go when the other work is done has already done so.
+fn probe(after: &str) -> String {
+    task(
+        "probe",
+        "vx-test-server --pid-file probe.pid --name probe",
+        &format!("persistent = true\nready = {{ log = \"probe listening\" }}\ndepends-on = [\"{after}\"]"),
+    )
+}
+
 #[test]
 fn a_persistent_task_the_user_named_runs_until_sigint() {
     let env = TestEnv::new();
     let dev = task("dev", SERVER, "persistent = true\nready = { log = \"api listening\" }");
     let quick = task("quick", &log("quick"), "");
-    project(&env, "api", "", &[dev, quick]);
-    let mut vx = env.vx_command(&["run", "api#dev", "api#quick"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
+    project(&env, "api", "", &[dev, quick, probe("quick")]);
+    let mut vx =
+        env.vx_command(&["run", "api#dev", "api#quick", "api#probe"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
     let server = read_pids(&env, "packages/api/server.pid", 1);
     vx.wait_for_stdout("api#dev: api listening");
-    assert!(poll(|| env.log().contains(&"quick".to_string())), "api#quick never ran\n{}", vx.output_so_far());
-    // The other task is done; give a vx that wrongly releases the server
-    // the time to stop it.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let probe = read_pids(&env, "packages/api/probe.pid", 1);
+    assert_eq!(env.log_set(), ["api ready", "quick"], "{}", vx.output_so_far());
     assert!(vx.is_running(), "vx ended while a persistent task the user named runs\n{}", vx.output_so_far());
-    assert_alive(&server, "a persistent task the user named, before Ctrl-C");
+    assert_alive(&server, "a persistent task the user named, once the other task is done");
     vx.signal(Signal::SIGINT);
     let out = vx.finish();
     out.assert_code(130);
     out.summary_entry("stopped", "api#dev");
-    assert_nothing_left(&env, &server, &out);
+    out.summary_entry("stopped", "api#probe");
+    assert_nothing_left(&env, &[server, probe].concat(), &out);
 }
 
 #[test]
 fn a_persistent_task_the_user_named_runs_until_sigint_even_when_also_a_dependency() {
     let env = TestEnv::new();
     api_and_e2e(&env, SERVER, "ready = { log = \"api listening\" }");
-    let mut vx = env.vx_command(&["run", "api#dev", "e2e#test"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
+    let e2e = env.read("packages/e2e/vx.toml");
+    env.write("packages/e2e/vx.toml", &format!("{e2e}{}", probe("test")));
+    let mut vx = env.vx_command(&["run", "api#dev", "e2e#test", "e2e#probe"]).env("VX_KILL_GRACE_MS", GRACE_MS).spawn();
     let server = read_pids(&env, "packages/api/server.pid", 1);
-    let e2e_done = poll(|| env.log().contains(&"e2e#test".to_string()));
-    assert!(e2e_done, "e2e#test never ran\n{}", vx.output_so_far());
-    // Its dependent is done; give a vx that wrongly releases a server the
-    // user named the time to stop it.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let probe = read_pids(&env, "packages/e2e/probe.pid", 1);
+    assert_eq!(env.log(), ["api ready", "e2e#test"], "e2e#test ran\n{}", vx.output_so_far());
     assert!(vx.is_running(), "vx ended while a persistent task the user named runs\n{}", vx.output_so_far());
     assert_alive(&server, "a persistent task the user named, after its dependent finished");
     vx.signal(Signal::SIGINT);
     let out = vx.finish();
     out.assert_code(130);
     out.summary_entry("stopped", "api#dev");
-    assert_nothing_left(&env, &server, &out);
+    out.summary_entry("stopped", "e2e#probe");
+    assert_nothing_left(&env, &[server, probe].concat(), &out);
 }
 
 // ---------------------------------------------------------------------------

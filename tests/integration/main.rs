@@ -1,5 +1,7 @@
 //! Integration tests: each drives the real `vx` binary in a temporary
-//! workspace through [`common::TestEnv`].
+//! workspace through [`common::TestEnv`]. The modules named after a part
+//! of vx assert its behaviour; `spec` pins the text a user sees as
+//! reviewed snapshots.
 
 mod common;
 
@@ -24,5 +26,6 @@ mod plugins;
 mod reapi_cache;
 mod reapi_exec;
 mod selection;
+mod spec;
 mod upgrade;
 mod watch;

@@ -180,13 +180,13 @@ fn an_error_value_and_a_bad_config_are_reported() {
 fn env_is_granted_by_exact_name_only() {
     let env = fixture();
     configure(&env, "mode = \"env\"\nvar = \"LANG\"", "");
-    report(&env);
+    report(&env).assert_code(1);
     assert_eq!(env.read("out.txt"), "env LANG=<unset>\n", "nothing is inherited");
     configure(&env, "mode = \"env\"\nvar = \"LANG\"", "env = [\"LANG\"]");
-    report(&env);
+    report(&env).assert_code(1);
     assert_eq!(env.read("out.txt"), "env LANG=C\n");
     configure(&env, "mode = \"env\"\nvar = \"HOME\"", "env = [\"LANG\"]");
-    report(&env);
+    report(&env).assert_code(1);
     assert_eq!(env.read("out.txt"), "env HOME=<unset>\n");
 }
 
@@ -195,20 +195,20 @@ fn dirs_are_preopened_read_only_unless_rw() {
     let env = fixture();
     env.write("data/in.txt", "hello");
     configure(&env, "mode = \"read\"\npath = \"data/in.txt\"", "");
-    report(&env);
+    report(&env).assert_code(1);
     assert!(env.read("out.txt").starts_with("read failed"), "no dir without a grant: {}", env.read("out.txt"));
     configure(&env, "mode = \"read\"\npath = \"data/in.txt\"", "dirs = [\"data\"]");
-    report(&env);
+    report(&env).assert_code(1);
     assert_eq!(env.read("out.txt"), "read ok: hello\n");
     configure(&env, "mode = \"read\"\npath = \"app/vx.toml\"", "dirs = [\"data\"]");
-    report(&env);
+    report(&env).assert_code(1);
     assert!(env.read("out.txt").starts_with("read failed"), "{}", env.read("out.txt"));
     configure(&env, "mode = \"write\"\npath = \"data/out.txt\"", "dirs = [\"data\"]");
-    report(&env);
+    report(&env).assert_code(1);
     assert!(env.read("out.txt").starts_with("write failed"), "{}", env.read("out.txt"));
     assert!(!env.root().join("data/out.txt").exists());
     configure(&env, "mode = \"write\"\npath = \"data/out.txt\"", "dirs = [{ path = \"data\", rw = true }]");
-    report(&env);
+    report(&env).assert_code(1);
     assert_eq!(env.read("out.txt"), "write ok\n");
     assert_eq!(env.read("data/out.txt"), "written");
 }
@@ -226,7 +226,7 @@ fn a_dir_grant_outside_the_workspace_is_refused() {
 fn plugin_warnings_are_shown_with_its_name() {
     let env = fixture();
     configure(&env, "mode = \"log\"", "");
-    report(&env);
+    report(&env).assert_code(1);
     let out = report(&env);
     assert!(out.stderr.contains("vx: plugin `kit` warn: testkit says hello"), "{out}");
 }
@@ -243,7 +243,11 @@ fn a_tampered_plugin_is_refused_with_how_to_repin() {
     assert!(out.stderr.contains("does not match its pin in vx.lock"), "{out}");
     assert!(out.stderr.contains("vx plugin add .vx/plugins/kit.wasm --name kit --force"), "{out}");
     assert!(env.vx(&["plugin", "list"]).stdout.contains("DOES NOT MATCH"));
-    env.vx(&["plugin", "add", ".vx/plugins/kit.wasm", "--name", "kit", "--force"]);
+    // The hint's command pins a file changed on purpose; this one was
+    // damaged (cut short, for wasm), so it is refused.
+    let repin = env.vx(&["plugin", "add", ".vx/plugins/kit.wasm", "--name", "kit", "--force"]);
+    repin.assert_code(2);
+    assert!(repin.error_line().contains("could not compile it"), "{repin}");
     let out = env.vx(&["plugin", "add", component("testkit").to_str().unwrap(), "--name", "kit", "--force"]);
     out.assert_success();
     report(&env).assert_code(1);

@@ -16,7 +16,7 @@ use sha2::Digest as _;
 
 use crate::common::buildgrid::BuildGrid;
 use crate::common::fixtures::{task, toml_str};
-use crate::common::{Output, TestEnv, log_cmd};
+use crate::common::{Checked, Output, TestEnv, log_cmd};
 
 const SIGNING_KEY: &str = "VX_REMOTE_SIGNING_KEY";
 const NOT_USED: &str = "was not used";
@@ -72,10 +72,8 @@ fn run(env: &TestEnv, vars: &[(&str, &str)], extra: &[&str]) -> Output {
 
 /// [`run`], which must succeed.
 #[track_caller]
-fn run_ok(env: &TestEnv, vars: &[(&str, &str)], extra: &[&str]) -> Output {
-    let out = run(env, vars, extra);
-    out.assert_success();
-    out
+fn run_ok(env: &TestEnv, vars: &[(&str, &str)], extra: &[&str]) -> Checked {
+    run(env, vars, extra).checked_success()
 }
 
 /// Forgets everything local (`.vx/`, every `dist/`) and clears the task log.

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use nix::sys::signal::Signal;
 
-use crate::common::fixtures::{task, toml_str};
+use crate::common::fixtures::{running, task, toml_str};
 use crate::common::log_cmd as log;
 use crate::common::process::{Running, alive, assert_alive, assert_nothing_left, guard_of, poll, read_pids};
 use crate::common::{Summary, TestEnv};
@@ -342,7 +342,7 @@ fn dependents_of_a_restarted_server_wait_for_readiness_again() {
     let env = TestEnv::new();
     project(&env, "api", &[], &[server("api", 500)]);
     env.write("packages/api/src/x.txt", "1\n");
-    let check = format!("kill -0 \"$(cat ../api/server.pid)\" && {}", log("e2e#test"));
+    let check = format!("{} && {}", running("../api/server.pid"), log("e2e#test"));
     let mut test = task("test", &check, "");
     test.push_str("depends-on = [\"api#dev\"]\n");
     project(&env, "e2e", &[], &[test]);

@@ -9,6 +9,7 @@
 pub mod buildgrid;
 pub mod fixtures;
 pub mod process;
+pub mod snapshot;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -30,8 +31,11 @@ pub struct TestEnv {
     log: PathBuf,
 }
 
-/// What a `vx` (or `git`) invocation did.
+/// What a `vx` (or `git`) invocation did. A test that runs vx says what it
+/// expected of the run, so ignoring one is a warning: assert on it, or
+/// write `let _ =` with the reason the outcome does not matter.
 #[derive(Debug)]
+#[must_use = "assert on what vx did, or say with `let _ =` why it does not matter"]
 pub struct Output {
     /// The exit code; `-1` when the process was killed by a signal.
     pub code: i32,
@@ -89,6 +93,43 @@ impl Output {
             .lines()
             .find(|l| l.starts_with(&format!("{kind}:")) && l.split_whitespace().nth(1) == Some(id))
             .unwrap_or_else(|| panic!("the summary has no `{kind}: {id}` line\n{self}"))
+    }
+}
+
+/// An [`Output`] whose exit code a helper has checked already, returned by
+/// helpers such as "run vx, which must succeed": a step that only needs
+/// the run to have succeeded can drop it, the check was the point. It
+/// reads as the `Output` it holds.
+#[derive(Debug)]
+pub struct Checked(Output);
+
+impl Output {
+    /// Panics unless the run succeeded, and marks the output checked.
+    #[track_caller]
+    pub fn checked_success(self) -> Checked {
+        self.assert_success();
+        Checked(self)
+    }
+}
+
+impl Checked {
+    /// The output itself, to keep or take apart.
+    pub fn into_output(self) -> Output {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Checked {
+    type Target = Output;
+
+    fn deref(&self) -> &Output {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 

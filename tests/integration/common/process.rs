@@ -252,6 +252,25 @@ impl std::fmt::Display for Proc {
     }
 }
 
+/// What process `pid` does with `signal`, from the `SigIgn` and `SigCgt`
+/// masks of `/proc/PID/status`: `(ignored, caught)`. The kernel discards
+/// a signal that a process ignores as it is sent, so an ignored and
+/// uncaught signal cannot reach the process's code at all.
+#[track_caller]
+pub fn disposition(pid: i32, signal: Signal) -> (bool, bool) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("read the status of {pid}: {e}"));
+    let mask = |field: &str| {
+        let hex = status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .unwrap_or_else(|| panic!("no {field} in the status of {pid}"));
+        u64::from_str_radix(hex.trim(), 16).unwrap_or_else(|e| panic!("{field} of {pid} is not hex: {e}"))
+    };
+    let bit = 1u64 << (signal as i32 - 1);
+    (mask("SigIgn:") & bit != 0, mask("SigCgt:") & bit != 0)
+}
+
 /// Whether `pid` is a live process: it exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     Proc::read(pid).is_some_and(|p| !matches!(p.state, 'Z' | 'X'))

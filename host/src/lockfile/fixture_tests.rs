@@ -15,12 +15,13 @@ use std::path::Path;
 use super::testutil::{ScratchDir, fixture};
 use super::{DepChange, Integrity, Lockfile, LockfileError, LockfileFormat, LockfileKind, diff_slices};
 
-const FORMATS: [(&str, LockfileFormat); 6] = [
+const FORMATS: [(&str, LockfileFormat); 7] = [
     ("npm", LockfileFormat::Npm(3)),
     ("pnpm6", LockfileFormat::Pnpm(6)),
     ("pnpm9", LockfileFormat::Pnpm(9)),
     ("yarn1", LockfileFormat::YarnClassic),
     ("berry", LockfileFormat::YarnBerry(10)),
+    ("bun12", LockfileFormat::Bun(1)),
     ("bun", LockfileFormat::Bun(2)),
 ];
 
@@ -175,12 +176,13 @@ fn kind(name: &str) -> LockfileKind {
     super::LOCKFILE_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k).expect("a lockfile name")
 }
 
-const LOCKFILES: [(&str, &str); 6] = [
+const LOCKFILES: [(&str, &str); 7] = [
     ("npm", "package-lock.json"),
     ("pnpm6", "pnpm-lock.yaml"),
     ("pnpm9", "pnpm-lock.yaml"),
     ("yarn1", "yarn.lock"),
     ("berry", "yarn.lock"),
+    ("bun12", "bun.lock"),
     ("bun", "bun.lock"),
 ];
 

@@ -124,22 +124,34 @@ impl DepGraph {
     }
 
     /// The rows of `table` reachable from the project, in table order.
+    /// Rows and visited nodes are bitsets: reading back 64 rows per word
+    /// instead of one bool per row was most of a slice's cost.
     fn slice_rows(&self, dir: &str) -> Vec<usize> {
         let Some(project) = self.projects.get(project_key(dir)) else {
             return Vec::new();
         };
-        let mut rows = vec![false; self.table.len()];
-        let mut seen = vec![false; self.node_pin.len()];
+        let mut rows = vec![0u64; self.table.len().div_ceil(64)];
+        let mut seen = vec![0u64; self.node_pin.len().div_ceil(64)];
         let mut stack: Vec<NodeId> = project.direct.clone();
         while let Some(node) = stack.pop() {
-            if std::mem::replace(&mut seen[node], true) {
+            let (word, bit) = (node / 64, 1u64 << (node % 64));
+            if seen[word] & bit != 0 {
                 continue;
             }
-            rows[self.node_pin[node]] = true;
-            let out = &self.edges[self.edge_start[node]..self.edge_start[node + 1]];
-            stack.extend(out.iter().filter(|&&n| !seen[n]));
+            seen[word] |= bit;
+            let row = self.node_pin[node];
+            rows[row / 64] |= 1 << (row % 64);
+            stack.extend_from_slice(&self.edges[self.edge_start[node]..self.edge_start[node + 1]]);
         }
-        rows.iter().enumerate().filter_map(|(row, &hit)| hit.then_some(row)).collect()
+        let mut out = Vec::new();
+        for (w, &word) in rows.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                out.push(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        out
     }
 }
 

@@ -1,15 +1,19 @@
 //! Helpers for this module's tests: scratch directories and the fixtures.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A directory under the system temp dir, removed on drop. Named by the
-/// test and the process so parallel test processes do not meet.
+/// test, the process and a counter, so neither parallel test processes nor
+/// tests running as threads of one process meet.
 #[derive(Debug)]
 pub(crate) struct ScratchDir(PathBuf);
 
 impl ScratchDir {
     pub(crate) fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("vx-lockfile-{name}-{}", std::process::id()));
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("vx-lockfile-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create a scratch dir");
         Self(dir)

@@ -37,6 +37,7 @@ pub mod graph;
 pub mod guard;
 pub mod init;
 pub mod lock;
+pub mod lockfile;
 pub mod paths;
 pub mod plugin;
 pub mod remote;

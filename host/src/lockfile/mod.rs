@@ -1,0 +1,166 @@
+//! The workspace lockfile, read so a task's key can include exactly the
+//! external dependencies of its project (docs/lockfiles.md).
+//!
+//! [`Lockfile::find_and_parse`] picks the root's lockfile (`find.rs` has the
+//! precedence) and reads it into one dependency graph (`graph.rs`), whatever
+//! the format: `package-lock.json` v2/v3 (`npm.rs`), `pnpm-lock.yaml` v6/v9
+//! (`pnpm.rs`), `yarn.lock` classic and berry (`yarn_classic.rs`,
+//! `yarn.rs`) and the text `bun.lock` (`bun.rs`). Parse it once per invocation and share it: a
+//! `Lockfile` is immutable, `Send + Sync`, and cheap to put in an `Arc`.
+//!
+//! A project's **slice** ([`Lockfile::slice`]) is every external package its
+//! own manifest's dependencies, devDependencies, optionalDependencies and
+//! (where the manager installs them) peer dependencies resolved to, and
+//! everything those resolved to, transitively, each as name, version and
+//! integrity; sorted and deduplicated. Upgrading a dependency of `web`
+//! changes `web`'s slice and no other project's.
+//!
+//! **Workspace packages are not external.** When `web` depends on the
+//! workspace package `ui`, the walk stops at `ui`: neither `ui` nor `ui`'s
+//! own external dependencies enter `web`'s slice. They are `ui`'s slice,
+//! and `web`'s tasks already depend on `ui`'s through task dependencies,
+//! whose keys enter `web`'s. Counting them twice would only make an
+//! upgrade in `ui` invalidate `web` by two routes, and a `web` task with no
+//! dependency on `ui`'s tasks has declared that it does not care.
+//!
+//! A lockfile vx cannot read is a [`LockfileError`] in one line; the caller
+//! then keys on [`whole_file_digest`] of [`LockfileError::files`] instead,
+//! with a one-line notice. [`PackageJson`] is the project's manifest in
+//! normal form, for the same key; [`diff_slices`] says what moved between
+//! two slices, for `vx why`.
+
+mod bun;
+mod dep;
+mod diff;
+mod digest;
+mod error;
+mod find;
+mod graph;
+mod jsonc;
+mod npm;
+mod package_json;
+mod pnpm;
+mod read;
+mod workspaces;
+mod yaml;
+mod yarn;
+mod yarn_classic;
+
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod perf_tests;
+#[cfg(test)]
+mod testutil;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use dep::{Integrity, ResolvedDep};
+pub use diff::{DepChange, diff_slices};
+pub use digest::{DepsDigest, slice_digest, whole_file_digest};
+pub use error::LockfileError;
+pub use find::{LOCKFILE_NAMES, LockfileKind, find_lockfile};
+pub use package_json::PackageJson;
+pub use read::MAX_LOCKFILE_BYTES;
+
+use graph::DepGraph;
+
+/// A parsed workspace lockfile.
+#[derive(Debug)]
+pub struct Lockfile {
+    path: PathBuf,
+    format: LockfileFormat,
+    graph: DepGraph,
+}
+
+/// The format and version a lockfile was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockfileFormat {
+    /// `package-lock.json` / `npm-shrinkwrap.json`, `lockfileVersion` 2 or 3.
+    Npm(u32),
+    /// `pnpm-lock.yaml`, lockfile major version 6 or 9.
+    Pnpm(u32),
+    /// yarn 1's `yarn.lock` (`# yarn lockfile v1`).
+    YarnClassic,
+    /// yarn 2+'s `yarn.lock`, by `__metadata.version`.
+    YarnBerry(u32),
+    /// bun's text `bun.lock`, by `lockfileVersion`.
+    Bun(u32),
+}
+
+impl fmt::Display for LockfileFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Npm(v) => write!(f, "package-lock.json v{v}"),
+            Self::Pnpm(v) => write!(f, "pnpm-lock.yaml v{v}"),
+            Self::YarnClassic => f.write_str("yarn.lock v1 (classic)"),
+            Self::YarnBerry(v) => write!(f, "yarn.lock v{v} (berry)"),
+            Self::Bun(v) => write!(f, "bun.lock v{v}"),
+        }
+    }
+}
+
+impl Lockfile {
+    /// Finds the lockfile in use at the workspace `root` and reads it.
+    /// `Ok(None)`: the workspace has no lockfile.
+    pub fn find_and_parse(root: &Path) -> Result<Option<Self>, LockfileError> {
+        match find_lockfile(root)? {
+            Some((kind, path)) => Self::parse_file(root, kind, &path).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Reads one lockfile of `kind` at `path`; `root` is the workspace root
+    /// (yarn classic reads the workspace manifests under it).
+    pub fn parse_file(root: &Path, kind: LockfileKind, path: &Path) -> Result<Self, LockfileError> {
+        if path.extension().is_some_and(|e| e == "lockb") {
+            return Err(LockfileError::Unsupported {
+                path: path.to_path_buf(),
+                what: "the binary bun.lockb (bun 1.2 and later write the text bun.lock)".to_string(),
+            });
+        }
+        let text = read::read_text(path, MAX_LOCKFILE_BYTES)?;
+        let parsed = match kind {
+            LockfileKind::Npm => npm::parse(&text),
+            LockfileKind::Pnpm => pnpm::parse(&text),
+            LockfileKind::Yarn => yarn::parse(&text, root),
+            LockfileKind::Bun => bun::parse(&text),
+        };
+        let (format, graph) = parsed.map_err(|p| p.at(path))?;
+        Ok(Self { path: path.to_path_buf(), format, graph })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn format(&self) -> LockfileFormat {
+        self.format
+    }
+
+    /// The external dependencies of the project at `project_rel_dir`
+    /// (relative to the workspace root, `/`-separated, `""` or `.` for the
+    /// root), transitively, sorted and deduplicated. Empty for a directory
+    /// the lockfile does not know as a workspace.
+    pub fn slice(&self, project_rel_dir: &str) -> Vec<ResolvedDep> {
+        self.graph.slice_pins(project_rel_dir).cloned().collect()
+    }
+
+    /// `slice_digest(&self.slice(dir))`, without copying the slice, and
+    /// computed once per project however often it is asked for.
+    pub fn slice_digest(&self, project_rel_dir: &str) -> DepsDigest {
+        self.graph.slice_digest(project_rel_dir)
+    }
+
+    /// Whether the lockfile knows `project_rel_dir` as the root or a
+    /// workspace (an unknown one has an empty slice).
+    pub fn has_project(&self, project_rel_dir: &str) -> bool {
+        self.graph.has_project(project_rel_dir)
+    }
+
+    /// The project directories the lockfile knows, in no particular order.
+    pub fn projects(&self) -> impl Iterator<Item = &str> {
+        self.graph.projects()
+    }
+}

@@ -1,0 +1,154 @@
+//! `yarn.lock`: berry (yarn 2 and later) here, classic (yarn 1) in
+//! `yarn_classic`.
+//!
+//! Berry's lockfile is YAML: `__metadata` (its `version`) and one entry per
+//! resolved package, keyed by every descriptor that resolved to it
+//! (`"lodash@npm:^4.17.0, lodash@npm:^4.17.20"`), with its `resolution`,
+//! `version`, `checksum` and `dependencies` (as descriptors' ranges). The
+//! workspaces are entries too, resolved as `name@workspace:DIR`; their
+//! dependencies include the devDependencies. A dependency resolving to a
+//! workspace is not external. Berry does not install peer dependencies (a
+//! package gets its parent's), so they are not followed: the parent's own
+//! dependency is already in the slice.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::error::Problem;
+use super::graph::{DepGraph, GraphBuilder, NodeId};
+use super::yaml::{Scalar, last_document};
+use super::{Integrity, LockfileFormat, ResolvedDep, yarn_classic};
+
+/// Lockfile `__metadata.version`s read: 4 (yarn 2) through 10 (yarn 4.x).
+const BERRY_VERSIONS: std::ops::RangeInclusive<u32> = 4..=10;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    version: Option<Scalar>,
+    resolution: Option<String>,
+    checksum: Option<Scalar>,
+    #[serde(default)]
+    dependencies: HashMap<String, Scalar>,
+}
+
+/// Reads either flavour; classic needs the workspace manifests under `root`
+/// because its lockfile does not list the workspaces.
+pub(crate) fn parse(text: &str, root: &Path) -> Result<(LockfileFormat, DepGraph), Problem> {
+    if is_berry(text) {
+        parse_berry(text)
+    } else if text.lines().any(|l| l.trim() == "# yarn lockfile v1") {
+        yarn_classic::parse(text, root)
+    } else {
+        Err(Problem::malformed("neither a yarn classic header (# yarn lockfile v1) nor berry __metadata"))
+    }
+}
+
+fn is_berry(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("__metadata:"))
+}
+
+fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
+    // `__metadata` parses as an entry too: its `version` is the only field read.
+    let mut entries: HashMap<String, Entry> = last_document(text)?;
+    let metadata = entries.remove("__metadata").ok_or_else(|| Problem::malformed("no __metadata"))?;
+    let version = metadata
+        .version
+        .and_then(|v| v.0.parse::<u32>().ok())
+        .ok_or_else(|| Problem::malformed("__metadata has no numeric version"))?;
+    if !BERRY_VERSIONS.contains(&version) {
+        return Err(Problem::unsupported(format!("berry lockfile version {version}")));
+    }
+
+    let mut graph = GraphBuilder::default();
+    let mut by_descriptor: HashMap<&str, Target> = HashMap::new();
+    let mut workspaces = Vec::new();
+    let mut packages = Vec::new();
+    for (key, entry) in &entries {
+        let resolution = entry
+            .resolution
+            .as_deref()
+            .ok_or_else(|| Problem::malformed(format!("entry \"{key}\" has no resolution")))?;
+        let target = match resolution.split_once("@workspace:") {
+            Some((_, dir)) => {
+                workspaces.push((dir, entry));
+                Target::Workspace
+            }
+            None => {
+                let node = graph.add_package(ResolvedDep {
+                    name: descriptor_name(resolution).to_string(),
+                    version: entry.version.clone().unwrap_or_default().0,
+                    integrity: Integrity::from_parts(entry.checksum.as_ref().map(|c| c.0.as_str()), Some(resolution)),
+                });
+                packages.push((node, entry));
+                Target::Node(node)
+            }
+        };
+        for descriptor in key.split(", ") {
+            by_descriptor.insert(descriptor.trim(), target);
+        }
+    }
+    let resolve = |name: &str, range: &str| {
+        let target = by_descriptor
+            .get(format!("{name}@{range}").as_str())
+            .or_else(|| by_descriptor.get(format!("{name}@npm:{range}").as_str()));
+        match target {
+            Some(Target::Node(node)) => Some(*node),
+            Some(Target::Workspace) | None => None,
+        }
+    };
+    for (from, entry) in packages {
+        for (name, range) in &entry.dependencies {
+            if let Some(to) = resolve(name, &range.0) {
+                graph.add_edge(from, to);
+            }
+        }
+    }
+    for (dir, entry) in workspaces {
+        let direct: Vec<NodeId> =
+            entry.dependencies.iter().filter_map(|(name, range)| resolve(name, &range.0)).collect();
+        graph.add_project(dir, direct);
+    }
+    Ok((LockfileFormat::YarnBerry(version), graph.build()))
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Node(NodeId),
+    Workspace,
+}
+
+/// The package name of a descriptor or locator (`@scope/name@npm:1.0.0`).
+pub(crate) fn descriptor_name(descriptor: &str) -> &str {
+    match descriptor.get(1..).and_then(|rest| rest.find('@')) {
+        Some(i) => &descriptor[..i + 1],
+        None => descriptor,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_names_keep_their_scope() {
+        assert_eq!(descriptor_name("@vxf/core@npm:1.0.0"), "@vxf/core");
+        assert_eq!(descriptor_name("vxf-pad@npm:1.0.1"), "vxf-pad");
+        assert_eq!(descriptor_name("bare"), "bare");
+    }
+
+    #[test]
+    fn unknown_berry_versions_and_headerless_files_are_refused() {
+        let v = "__metadata:\n  version: 99\n  cacheKey: 10c0\n";
+        assert!(matches!(parse(v, Path::new(".")), Err(Problem::Unsupported(_))));
+        assert!(matches!(parse("a@1:\n  version \"1\"\n", Path::new(".")), Err(Problem::Malformed(_))));
+    }
+
+    #[test]
+    fn an_entry_without_a_resolution_is_malformed() {
+        let text = "__metadata:\n  version: 8\n\"a@npm:1\":\n  version: 1.0.0\n";
+        assert!(matches!(parse(text, Path::new(".")), Err(Problem::Malformed(m)) if m.contains("a@npm:1")));
+    }
+}

@@ -72,28 +72,31 @@ impl Output<'_> {
         }
     }
 
-    /// Emits the line read so far and starts the next.
-    fn emit_next(&mut self) {
+    /// Emits the line read so far and starts the next. Lines read after
+    /// the leader exited still feed the tail that explains a server which
+    /// died before it was ready: its last words usually come last.
+    fn emit_next(&mut self, ready: &mut Readiness<'_>) {
         self.emit();
+        ready.keep_in_tail(&self.line);
         self.line.clear();
     }
 
     /// Reads to the end of the pipe.
-    async fn drain(&mut self) {
+    async fn drain(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
             match self.reader.read_until(b'\n', &mut self.line).await {
                 Ok(0) | Err(_) => self.eof = true,
-                Ok(_) => self.emit_next(),
+                Ok(_) => self.emit_next(ready),
             }
         }
     }
 
     /// Reads what is left, giving up when a process outside the group
     /// holds the pipe open without writing.
-    async fn drain_orphans(&mut self) {
+    async fn drain_orphans(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
             match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, self.reader.read_until(b'\n', &mut self.line)).await {
-                Ok(Ok(n)) if n > 0 => self.emit_next(),
+                Ok(Ok(n)) if n > 0 => self.emit_next(ready),
                 Ok(_) => self.eof = true,
                 Err(_) => {
                     self.attempt.events.note(
@@ -105,7 +108,7 @@ impl Output<'_> {
             }
         }
         if !self.line.is_empty() {
-            self.emit_next();
+            self.emit_next(ready);
         }
     }
 }
@@ -130,9 +133,9 @@ async fn run_process(a: &Attempt) -> Ran {
     let mut ending = Ending::default();
     let exit = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
     let quiet = a.cancelled.load(Ordering::SeqCst) || ending.stopping();
-    stop_leftovers(a, pgid, &mut out, quiet).await;
+    stop_leftovers(a, pgid, &mut out, &mut ready, quiet).await;
     stop_escapees(a, pid_before, quiet).await;
-    out.drain_orphans().await;
+    out.drain_orphans(&mut ready).await;
     a.groups.unregister(pgid);
     let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
     Ran { status: status(a, exit, &ending, &ready), log: out.log, exit_code }
@@ -200,7 +203,7 @@ async fn supervise(
 
 /// The leader is gone; anything left in its group was started in the
 /// background and must not outlive the task.
-async fn stop_leftovers(a: &Attempt, pgid: i32, out: &mut Output<'_>, quiet: bool) {
+async fn stop_leftovers(a: &Attempt, pgid: i32, out: &mut Output<'_>, ready: &mut Readiness<'_>, quiet: bool) {
     if !group_alive(pgid) {
         return;
     }
@@ -208,7 +211,7 @@ async fn stop_leftovers(a: &Attempt, pgid: i32, out: &mut Output<'_>, quiet: boo
         a.events.note(&a.id, &format!("stopping processes left running in the background: {}", describe_group(pgid)));
     }
     let stopper = tokio::spawn(stop_group(pgid, grace_period()));
-    out.drain().await;
+    out.drain(ready).await;
     let _ = stopper.await;
 }
 

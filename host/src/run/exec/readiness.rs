@@ -85,10 +85,19 @@ impl<'a> Readiness<'a> {
         {
             self.mark_ready();
         }
-        if self.tail.len() == TAIL_LINES {
-            self.tail.pop_front();
+        self.keep_in_tail(line);
+    }
+
+    /// Keeps a line in the tail only (no rule is checked): for lines read
+    /// after the leader exited, since a process that is gone cannot become
+    /// ready any more.
+    pub fn keep_in_tail(&mut self, line: &[u8]) {
+        if !self.ready {
+            if self.tail.len() == TAIL_LINES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(String::from_utf8_lossy(line).trim_end().to_string());
         }
-        self.tail.push_back(text.trim_end().to_string());
     }
 
     /// Checks a `port` or `path` rule now.

@@ -1,31 +1,36 @@
 //! vx — a monorepo task runner.
 //!
 //! `vx run build` runs every project's `build` in dependency order across the
-//! workspace. Data flows one way (DESIGN §1):
+//! workspace. Data flows one way (DESIGN §1; the map in docs/architecture.md):
 //!
 //! ```text
-//! config → graph → plan → run (executor, under the guard) → report
+//! config → graph → plan → run (lifecycle, executors under the guard) ──events──▶ report, history
 //! ```
 //!
 //! | module    | owns |
 //! |-----------|------|
-//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans |
+//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml` |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
-//! | [`run`]    | turning a selection into a plan and driving it: concurrency, `--continue`, the local executor |
+//! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
+//! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
-//! | [`report`] | what the user sees: prefixed task output, colour, the run summary |
-//! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
-//! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
-//! | [`upgrade`] | `vx upgrade`: release metadata, checksums, replacing the binary atomically |
-//! | [`cli`]    | argument parsing (clap) and one file per subcommand |
-//! | [`cache`]  | the content-hash cache: keys, inputs, the local store, and [`cache::Backend`], the interface of every tier |
+//! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
+//! | [`cache`]  | the content-hash cache: keys, inputs, the local store, history, and [`cache::Backend`], the interface of every tier |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
 //! | [`remote`] | the REAPI client: the remote cache tier, remote execution, the pieces `vx worker` builds on |
 //! | [`worker`] | `vx worker`: a bot of the Remote Workers API that runs leased actions under the guard |
-//! | [`watch`], [`plugin`] | seams for the watch loop and wasm plugins |
+//! | [`plugin`] | the wasm host: loading, grants, limits, calls; the adapters of each world; `vx plugin add` |
+//! | [`watch`]  | `vx watch`: file events, debouncing, re-running what a change affects |
+//! | [`lockfile`] | npm, pnpm, yarn and bun lockfiles as per-project dependency slices (not yet in keys) |
+//! | [`paths`]  | lexical normalisation and the containment checks shared by cache, remote and worker |
+//! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
+//! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
+//! | [`upgrade`] | `vx upgrade`: release metadata, checksums, replacing the binary atomically |
+//! | [`cli`]    | argument parsing (clap) and one file per subcommand: parse, call one room, print |
 //!
 //! `graph` knows nothing of processes; `guard` knows nothing of the graph;
-//! `run` is where they meet.
+//! `cache` imports neither `remote` nor `plugin`; only `cli`, `report` and
+//! `main.rs` print. `run` is where they meet.
 
 pub mod backends;
 pub mod cache;

@@ -264,7 +264,8 @@ impl<'w> Session<'w> {
             let id = self.shared.graph.nodes[node].id.to_string();
             let job = match self.shared.prepare(node) {
                 Ok(job) => job,
-                Err(why) => {
+                Err(refused) => {
+                    let why = refused.to_string();
                     self.shared.events.note(&id, &why);
                     cycle.walker.finish(node, false);
                     cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio::sync::{Notify, mpsc};
 
-use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, task_command};
+use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, Refused, task_command};
 use super::options::RunOptions;
 use super::task_cache::CacheJob;
 use crate::cache::{Cache, CacheKey, KeyManifest};
@@ -68,7 +68,7 @@ impl Shared<'_> {
     }
 
     /// Prepares node's job; an error says why the task cannot run.
-    pub fn prepare(&self, node: usize) -> Result<Job, String> {
+    pub fn prepare(&self, node: usize) -> Result<Job, Refused> {
         let graph = self.graph;
         let n = &graph.nodes[node];
         let project = &self.ws.projects[n.project];

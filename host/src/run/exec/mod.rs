@@ -36,6 +36,7 @@ use std::time::Duration;
 pub use command::task_command;
 pub use plugin::WORKSPACE_ROOT_VAR;
 pub use readiness::Persistence;
+
 pub use remote::REMOTE_EXECUTOR;
 
 use crate::cache::Cache;
@@ -82,6 +83,12 @@ impl Ran {
         Ran { status: TaskStatus::Failed(why), log: Vec::new(), exit_code: None }
     }
 }
+
+/// Why a task cannot run on the executor it was given; the task fails
+/// with this message before it starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
 
 /// Something that runs a task's command.
 pub trait Executor {
@@ -149,7 +156,7 @@ impl Executors {
         executor: &str,
         cache: Option<&Arc<Cache>>,
         dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
-    ) -> Result<Chosen, String> {
+    ) -> Result<Chosen, Refused> {
         if executor == "local" {
             return Ok(Chosen::Local(local::Local));
         }
@@ -157,12 +164,15 @@ impl Executors {
             return self
                 .remote
                 .prepare(project, task, cache, &self.root, dep_outputs())
-                .map(|job| Chosen::Remote(Box::new(job)));
+                .map(|job| Chosen::Remote(Box::new(job)))
+                .map_err(Refused);
         }
         if task.persistent {
-            return Err(format!("a persistent task cannot run through executor `{executor}`; vx keeps servers local"));
+            return Err(Refused(format!(
+                "a persistent task cannot run through executor `{executor}`; vx keeps servers local"
+            )));
         }
-        let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor)?;
+        let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor).map_err(Refused)?;
         Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, task)))
     }
 }

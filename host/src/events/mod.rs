@@ -56,8 +56,13 @@ pub enum Event<'a> {
     /// Ctrl-C, SIGTERM or SIGHUP: vx is stopping every task.
     Interrupted { kind: ErrorKind },
     /// The walk is over: every task has a result. `interrupted` is set
-    /// when a signal stopped it.
-    RunFinished { summary: &'a RunSummary, interrupted: Option<ErrorKind> },
+    /// when a signal stopped it; `manifests` are `(id, key, manifest)` of
+    /// every keyed task that settled, for history.
+    RunFinished {
+        summary: &'a RunSummary,
+        interrupted: Option<ErrorKind>,
+        manifests: &'a [(String, String, KeyManifest)],
+    },
 }
 
 /// How loud a [`Event::Warning`] is.

@@ -373,7 +373,11 @@ impl<'w> Session<'w> {
             wall: cycle.started.elapsed(),
         };
         let outcome = RunOutcome { summary, interrupted: cycle.interrupted, manifests: cycle.manifests };
-        self.shared.events.emit(Event::RunFinished { summary: &outcome.summary, interrupted: outcome.interrupted });
+        self.shared.events.emit(Event::RunFinished {
+            summary: &outcome.summary,
+            interrupted: outcome.interrupted,
+            manifests: &outcome.manifests,
+        });
         outcome
     }
 

@@ -165,7 +165,7 @@ impl Job {
         };
         let cacheable = self.cache.as_ref().is_some_and(|c| c.task.cache) && keyed.is_some();
         let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
-        if let (true, Some(c), Some((key, manifest))) = (cacheable, &self.cache, &keyed)
+        if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
             && c.cache.reads()
         {
             if let Some(tier) = c.try_hit(&a.id, key, &a.events).await {
@@ -178,7 +178,7 @@ impl Job {
                     exit_code: Some(0),
                     log_tail: None,
                 };
-                return self.record(result, Some(manifest.clone()));
+                return self.record(result, keyed.map(|(_, m)| m));
             }
             a.events.emit(Event::CacheMiss { task: &a.id, key: &key.0 });
         }

@@ -1,10 +1,9 @@
-//! History as a run-event subscriber: each settled task's key manifest is
-//! kept as it finishes, and the invocation is written to `.vx/history.db`
-//! when the run finishes. Also the shell quoting that makes a recorded
+//! History as a run-event subscriber: the invocation, every task's result
+//! and every keyed task's manifest are written to `.vx/history.db` when
+//! the run finishes. Also the shell quoting that makes a recorded
 //! command line paste-able (`vx last`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use crate::cache::{History, Invocation, KeyManifest, TaskRunRecord};
@@ -31,8 +30,6 @@ pub fn unix_ms(t: SystemTime) -> i64 {
 pub struct HistoryRecorder {
     db: PathBuf,
     invocation: Invocation,
-    /// `(task id, key, manifest)` of every keyed task, as they finish.
-    manifests: Mutex<Vec<(String, String, KeyManifest)>>,
 }
 
 impl HistoryRecorder {
@@ -49,18 +46,17 @@ impl HistoryRecorder {
             tasks: 0,
             cached: 0,
         };
-        HistoryRecorder { db: db.to_path_buf(), invocation, manifests: Mutex::new(Vec::new()) }
+        HistoryRecorder { db: db.to_path_buf(), invocation }
     }
 
-    fn record(&self, summary: &RunSummary, exit_code: u8) {
+    fn record(&self, summary: &RunSummary, exit_code: u8, manifests: &[(String, String, KeyManifest)]) {
         let invocation = Invocation {
             ended_ms: unix_ms(SystemTime::now()),
             exit_code: i32::from(exit_code),
             ..self.invocation.clone()
         };
         let runs: Vec<TaskRunRecord> = summary.results.iter().map(run_record).collect();
-        let manifests = std::mem::take(&mut *self.manifests.lock().expect("manifests lock poisoned"));
-        let result = History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, &manifests));
+        let result = History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests));
         if let Err(e) = result {
             tracing::warn!("could not record this run in .vx/history.db: {e}");
         }
@@ -69,15 +65,8 @@ impl HistoryRecorder {
 
 impl Subscriber for HistoryRecorder {
     fn on(&self, event: &Event<'_>) {
-        match event {
-            Event::Finished { result, manifest: Some(m) } => {
-                if let Some(key) = &result.key {
-                    let keyed = (result.id.clone(), key.clone(), (*m).clone());
-                    self.manifests.lock().expect("manifests lock poisoned").push(keyed);
-                }
-            }
-            Event::RunFinished { summary, interrupted } => self.record(summary, summary.exit_code(*interrupted)),
-            _ => {}
+        if let Event::RunFinished { summary, interrupted, manifests } = event {
+            self.record(summary, summary.exit_code(*interrupted), manifests);
         }
     }
 }

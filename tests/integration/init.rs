@@ -60,24 +60,23 @@ fn turbo_tasks_become_vx_tasks_that_run() {
     assert!(out.stdout.contains("wrote packages/lib/vx.toml\n"), "{out}");
     assert_eq!(
         env.read("vx.toml"),
-        "# Written by `vx init` from turbo.json.\n[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"tsconfig.base.json\"]\n"
+        "# Written by `vx init` from turbo.json.\n[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"tsconfig.base.json\"]\n\
+         global-env = [\"CI_MODE\"]\nglobal-pass-env = [\"AWS_*\"]\n"
     );
     assert_eq!(
         env.read("packages/app/vx.toml"),
         "# Written by `vx init` from turbo.json.\n\
-         [tasks.build]\ndepends-on = [\"^build\", \"lib#gen\"]\noutputs = [\"dist/**\"]\nenv = [\"CI_MODE\"]\ncache = true\n\
-         \n[tasks.dev]\ndepends-on = []\nenv = [\"CI_MODE\"]\npersistent = true\ncache = false\n"
+         [tasks.build]\ndepends-on = [\"^build\", \"lib#gen\"]\noutputs = [\"dist/**\"]\ncache = true\n\
+         \n[tasks.dev]\ndepends-on = []\npersistent = true\ncache = false\n"
     );
     assert_eq!(
         env.read("packages/lib/vx.toml"),
         "# Written by `vx init` from turbo.json.\n\
-         [tasks.build]\ndepends-on = [\"^build\"]\ninputs = [\"**\", \"!README.md\"]\noutputs = [\"dist/**\"]\nenv = [\"CI_MODE\", \"NODE_ENV\"]\ncache = true\n"
+         [tasks.build]\ndepends-on = [\"^build\"]\ninputs = [\"**\", \"!README.md\"]\noutputs = [\"dist/**\"]\nenv = [\"NODE_ENV\", \"NEXT_PUBLIC_*\"]\n\
+         pass-env = [\"HOME\"]\ncache = true\n"
     );
     for line in [
-        "not translated: turbo.json: globalPassThroughEnv: vx passes its whole environment",
         "not translated: turbo.json: ui: ",
-        "not translated: turbo.json: tasks.build.env: `NEXT_PUBLIC_*`: vx `env` lists exact names, no wildcards",
-        "not translated: turbo.json: tasks.build.passThroughEnv: ",
         "not translated: turbo.json: tasks.app#build.outputLogs: vx sets this per run with `--output-logs`",
         "not translated: turbo.json: tasks.app#build.dependsOn: project `app` has no task `missing`; dropped",
         "not translated: turbo.json: tasks.//#format: root tasks are not translated",
@@ -282,4 +281,44 @@ fn moon_tasks_become_vx_tasks_that_run() {
     let run = env.vx(&["run", "build"]);
     run.assert_success();
     crate::common::assert_before(&env.log(), "core-build", "app-build-prod");
+}
+
+#[test]
+fn turbo_env_mode_and_pass_through_env_translate_and_take_effect() {
+    let env = TestEnv::new();
+    env.write("package.json", r#"{ "name": "root", "private": true, "workspaces": ["packages/*"] }"#);
+    env.write(
+        "turbo.json",
+        r#"{ "envMode": "strict", "globalPassThroughEnv": ["TOOL_*"],
+  "tasks": { "build": { "env": ["NODE_ENV"], "passThroughEnv": ["AUTH_*", "!AUTH_SECRET"], "outputs": ["dist/**"] } } }"#,
+    );
+    env.write(
+        "packages/lib/package.json",
+        r#"{ "name": "lib", "scripts": { "build": "echo \"N=$NODE_ENV A=$AUTH_USER S=${AUTH_SECRET-unset} T=$TOOL_HOME O=${OTHER-unset}\"" } }"#,
+    );
+    env.vx(&["init"]).assert_success();
+    assert!(
+        env.read("vx.toml").contains("env-mode = \"strict\"\nglobal-pass-env = [\"TOOL_*\"]\n"),
+        "{}",
+        env.read("vx.toml")
+    );
+    assert!(
+        env.read("packages/lib/vx.toml").contains("env = [\"NODE_ENV\"]\npass-env = [\"AUTH_*\", \"!AUTH_SECRET\"]\n"),
+        "{}",
+        env.read("packages/lib/vx.toml")
+    );
+    let mut cmd = env.vx_command(&["run", "build"]);
+    for (k, v) in
+        [("NODE_ENV", "production"), ("AUTH_USER", "u"), ("AUTH_SECRET", "s"), ("TOOL_HOME", "t"), ("OTHER", "o")]
+    {
+        cmd = cmd.env(k, v);
+    }
+    let out = cmd.output();
+    out.assert_success();
+    assert_eq!(out.task_lines("lib#build"), ["N=production A=u S=unset T=t O=unset"], "{out}");
+
+    env.write("turbo.json", r#"{ "envMode": "lax", "tasks": {} }"#);
+    let out = env.vx(&["init", "--force", "--dry"]);
+    out.assert_success();
+    assert!(out.stdout.contains("not translated: turbo.json: envMode: expected \"strict\" or \"loose\""), "{out}");
 }

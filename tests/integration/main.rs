@@ -11,6 +11,7 @@ mod cli_flags;
 mod config_errors;
 mod cycles;
 mod depends_on;
+mod env_modes;
 mod everyday;
 mod executors;
 mod failures;

@@ -10,7 +10,7 @@ use super::key::KeyManifest;
 /// One difference between the last run's key and the current one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
-    /// `command`, `executor`, `env`, `input`, `global-input`, `dependency`, `schema`.
+    /// `command`, `executor`, `env-mode`, `env`, `runtime`, `input`, `global-input`, `dependency`, `schema`.
     pub component: &'static str,
     /// `changed`, `added`, `removed`.
     pub kind: &'static str,
@@ -54,8 +54,13 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
     if old.executor != new.executor || old.executor_config != new.executor_config {
         out.push(change("executor", "changed", format!("{} → {}", old.executor, new.executor)));
     }
+    if old.env_mode != new.env_mode && !old.env_mode.is_empty() {
+        out.push(change("env-mode", "changed", format!("{} → {}", old.env_mode, new.env_mode)));
+    }
     let env = |m: &KeyManifest| m.env.iter().map(|e| (e.name.clone(), (e.set, e.digest.clone()))).collect::<Vec<_>>();
     diff_pairs("env", env(old), env(new), &mut out);
+    let runtime = |m: &KeyManifest| m.runtime.iter().map(|r| (r.command.clone(), r.digest.clone())).collect::<Vec<_>>();
+    diff_pairs("runtime", runtime(old), runtime(new), &mut out);
     diff_pairs("input", old.files.clone(), new.files.clone(), &mut out);
     diff_pairs("global-input", old.global.clone(), new.global.clone(), &mut out);
     diff_pairs("dependency", old.deps.clone(), new.deps.clone(), &mut out);
@@ -65,7 +70,7 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::key::{CacheKey, EnvEntry};
+    use crate::cache::key::{CacheKey, EnvEntry, RuntimeEntry};
 
     fn manifest() -> KeyManifest {
         KeyManifest {
@@ -74,7 +79,9 @@ mod tests {
             command: "make".into(),
             executor: "local".into(),
             executor_config: String::new(),
+            env_mode: "strict".into(),
             env: vec![EnvEntry { name: "MODE".into(), set: true, digest: "aa".into() }],
+            runtime: vec![RuntimeEntry { command: "node --version".into(), digest: "r1".into() }],
             files: vec![("src/a".into(), "1".into()), ("src/b".into(), "2".into())],
             global: vec![],
             deps: vec![("x#b".into(), CacheKey("k1".into()))],
@@ -88,6 +95,8 @@ mod tests {
         let mut new = manifest();
         new.command = "make all".into();
         new.env[0].digest = "bb".into();
+        new.env_mode = "loose".into();
+        new.runtime[0].digest = "r2".into();
         new.files = vec![("src/a".into(), "9".into()), ("src/c".into(), "3".into())];
         new.deps[0].1 = CacheKey("k2".into());
         let changes = diff_manifests(&old, &new);
@@ -96,7 +105,9 @@ mod tests {
             seen,
             vec![
                 ("command", "changed", "`make` → `make all`"),
+                ("env-mode", "changed", "strict → loose"),
                 ("env", "changed", "MODE"),
+                ("runtime", "changed", "node --version"),
                 ("input", "changed", "src/a"),
                 ("input", "added", "src/c"),
                 ("input", "removed", "src/b"),

@@ -21,6 +21,9 @@ pub enum CacheError {
     Archive(#[from] ArchiveError),
     #[error("could not write the cache entry: {0}")]
     Write(std::io::Error),
+    /// A `runtime` command failed: the task runs, uncached.
+    #[error("runtime input `{command}` {why}")]
+    Runtime { command: String, why: String },
 }
 
 impl From<CacheError> for crate::Error {

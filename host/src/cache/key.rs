@@ -1,7 +1,8 @@
 //! Cache keys. A task's key is BLAKE3 over, in this order and each
 //! length-prefixed so no two different inputs can collide by concatenation:
 //! the cache schema version, the task id, the command, the executor name
-//! and its config, the declared `env` names with their values, every input
+//! and its config, the env mode, the hashed variables (`env` and
+//! `global-env`) with their values, each runtime command with its output, every input
 //! file (workspace-relative path and content hash, sorted), the workspace's
 //! global inputs (likewise), and the keys of the tasks it depends on
 //! (sorted by task id). docs/cache.md is the user-facing description.
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Command;
 
 /// Bumped whenever the key's recipe changes, so old entries stop matching.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A task's cache key: 64 hex digits of BLAKE3.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -44,6 +45,14 @@ pub struct EnvEntry {
     pub digest: String,
 }
 
+/// A runtime command (`node --version`) and what it printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeEntry {
+    pub command: String,
+    /// Keyed digest of its standard output, like an env value's.
+    pub digest: String,
+}
+
 /// Everything that made a key, in a form that can be shown and compared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyManifest {
@@ -52,7 +61,13 @@ pub struct KeyManifest {
     pub command: String,
     pub executor: String,
     pub executor_config: String,
+    /// `strict` or `loose`; empty in manifests older than env modes.
+    #[serde(default)]
+    pub env_mode: String,
     pub env: Vec<EnvEntry>,
+    /// In the order they are hashed: `global-runtime`, then the task's.
+    #[serde(default)]
+    pub runtime: Vec<RuntimeEntry>,
     /// `(workspace-relative path, content hash)`, sorted.
     pub files: Vec<(String, String)>,
     pub global: Vec<(String, String)>,
@@ -72,8 +87,12 @@ pub struct KeyInputs<'a> {
     pub command: &'a Command,
     pub executor: &'a str,
     pub executor_config: &'a str,
+    /// `strict` or `loose`: a loose task sees more than its key names.
+    pub env_mode: &'a str,
     /// `(name, value)`; a variable that is unset is `None`, distinct from empty.
     pub env: &'a [(String, Option<String>)],
+    /// `(command, standard output)` of each runtime command.
+    pub runtime: &'a [(String, Vec<u8>)],
     pub files: &'a [(String, blake3::Hash)],
     pub global: &'a [(String, blake3::Hash)],
     pub deps: &'a [(String, CacheKey)],
@@ -100,6 +119,7 @@ impl KeyInputs<'_> {
         }
         field(&mut h, self.executor.as_bytes());
         field(&mut h, self.executor_config.as_bytes());
+        field(&mut h, self.env_mode.as_bytes());
         let mut env = Vec::with_capacity(self.env.len());
         field(&mut h, b"env");
         h.update(&(self.env.len() as u64).to_le_bytes());
@@ -115,6 +135,15 @@ impl KeyInputs<'_> {
             let digest =
                 value.as_ref().map(|v| blake3::keyed_hash(env_secret, v.as_bytes()).to_hex()[..16].to_string());
             env.push(EnvEntry { name: name.clone(), set: value.is_some(), digest: digest.unwrap_or_default() });
+        }
+        field(&mut h, b"runtime");
+        h.update(&(self.runtime.len() as u64).to_le_bytes());
+        let mut runtime = Vec::with_capacity(self.runtime.len());
+        for (command, output) in self.runtime {
+            field(&mut h, command.as_bytes());
+            field(&mut h, output);
+            let digest = blake3::keyed_hash(env_secret, output).to_hex()[..16].to_string();
+            runtime.push(RuntimeEntry { command: command.clone(), digest });
         }
         for (tag, list) in [(&b"files"[..], self.files), (&b"global"[..], self.global)] {
             field(&mut h, tag);
@@ -139,7 +168,9 @@ impl KeyInputs<'_> {
             command: self.command.to_string(),
             executor: self.executor.to_string(),
             executor_config: self.executor_config.to_string(),
+            env_mode: self.env_mode.to_string(),
             env,
+            runtime,
             files: hex(self.files),
             global: hex(self.global),
             deps: self.deps.to_vec(),
@@ -153,13 +184,25 @@ mod tests {
     use super::*;
 
     fn key(cmd: &str, env: &[(String, Option<String>)], files: &[(String, blake3::Hash)]) -> CacheKey {
+        keyed(cmd, "strict", env, &[], files)
+    }
+
+    fn keyed(
+        cmd: &str,
+        env_mode: &str,
+        env: &[(String, Option<String>)],
+        runtime: &[(String, Vec<u8>)],
+        files: &[(String, blake3::Hash)],
+    ) -> CacheKey {
         let command = Command::Shell(cmd.into());
         let inputs = KeyInputs {
             task: "a#build",
             command: &command,
             executor: "local",
             executor_config: "",
+            env_mode,
             env,
+            runtime,
             files,
             global: &[],
             deps: &[],
@@ -178,6 +221,10 @@ mod tests {
         assert_ne!(key("make", &[("X".into(), None)], &f), key("make", &[("X".into(), Some(String::new()))], &f));
         assert_ne!(base, key("make", &[], &[("src/a".to_string(), blake3::hash(b"2"))]));
         assert_ne!(base, key("make", &[], &[("src/b".to_string(), blake3::hash(b"1"))]));
+        assert_ne!(base, keyed("make", "loose", &[], &[], &f));
+        let node = |v: &str| vec![("node --version".to_string(), v.as_bytes().to_vec())];
+        assert_ne!(base, keyed("make", "strict", &[], &node("v20\n"), &f));
+        assert_ne!(keyed("make", "strict", &[], &node("v20\n"), &f), keyed("make", "strict", &[], &node("v22\n"), &f));
     }
 
     #[test]
@@ -189,14 +236,17 @@ mod tests {
             command: &command,
             executor: "local",
             executor_config: "",
+            env_mode: "strict",
             env: &env,
+            runtime: &[("cat token".to_string(), b"s3cr3t-output".to_vec())],
             files: &[],
             global: &[],
             deps: &[],
         }
         .compute(&[1; 32]);
         let json = serde_json::to_string(&manifest).unwrap();
-        assert!(!json.contains("s3cr3t"));
+        assert!(!json.contains("s3cr3t"), "{json}");
+        assert!(json.contains("cat token"));
         assert!(json.contains("TOKEN"));
     }
 }

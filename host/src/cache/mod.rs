@@ -19,6 +19,7 @@
 //! | `remote` | the remote tier: a backend, its failures counted, its warnings |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
 //! | `mode` | `--cache` access per tier |
+//! | `runtime` | runtime inputs: each command run once, its output for keys |
 //! | `diff` | which key components changed between two runs (`vx why`) |
 //! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
 //! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
@@ -35,6 +36,7 @@ mod inputs;
 mod key;
 mod mode;
 mod remote;
+mod runtime;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -49,9 +51,10 @@ pub use error::CacheError;
 pub use hasher::FileHasher;
 pub use history::{History, HistoryError, Invocation, TaskRunRecord};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
-pub use key::{CacheKey, KeyInputs, KeyManifest, SCHEMA_VERSION};
+pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use remote::RemoteTier;
+pub use runtime::{PROBE_LIMIT, RuntimeProbes};
 pub use store::{LocalStore, Lookup, StoreStats};
 
 use crate::config::{Task, Workspace};
@@ -67,6 +70,15 @@ pub struct Cache {
     pub force: bool,
     env_secret: [u8; 32],
     global: Vec<(String, blake3::Hash)>,
+    env_mode: crate::config::EnvMode,
+    /// `[workspace] global-env`, hashed for every task beside its `env`.
+    global_env: Vec<String>,
+    global_runtime: Vec<String>,
+    /// vx's environment as it was when the cache was opened (it does not
+    /// change during a run), read once rather than per task.
+    env_vars: EnvSnapshot,
+    /// Runtime commands' outputs, each run once per invocation.
+    pub runtime: RuntimeProbes,
     /// Project directories that hold other projects, with those (rare, so
     /// a task's walk looks them up instead of comparing every project).
     nested: std::collections::HashMap<PathBuf, Vec<PathBuf>>,
@@ -82,6 +94,16 @@ pub struct Cache {
     filters: std::sync::Mutex<FilterCache>,
     /// Whether this run put an entry in the local store.
     wrote: std::sync::atomic::AtomicBool,
+}
+
+/// Variable names and values; `Debug` shows only the names, so a debug
+/// print of the cache cannot leak a value.
+struct EnvSnapshot(Vec<(String, String)>);
+
+impl std::fmt::Debug for EnvSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(k, _)| k)).finish()
+    }
 }
 
 type FilterCache = std::collections::HashMap<(Option<Vec<String>>, Vec<String>), Arc<GlobFilter>>;
@@ -120,6 +142,15 @@ impl Cache {
             force,
             env_secret,
             global: Vec::new(),
+            env_mode: ws.env_mode,
+            global_env: ws.global_env.clone(),
+            global_runtime: ws.global_runtime.clone(),
+            env_vars: EnvSnapshot(
+                std::env::vars_os()
+                    .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+                    .collect(),
+            ),
+            runtime: RuntimeProbes::new(ws),
             nested: nested_projects(ws),
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
@@ -273,9 +304,9 @@ impl Cache {
         executor_config: &str,
         deps: &[(String, CacheKey)],
     ) -> Result<(CacheKey, KeyManifest), CacheError> {
+        let runtime = self.runtime_outputs(task)?;
         let files = self.hash_all(self.input_refs(root, project_dir, task)?)?;
-        let env: Vec<(String, Option<String>)> =
-            task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
+        let env = self.hashed_env(task);
         let mut deps = deps.to_vec();
         deps.sort();
         let inputs = KeyInputs {
@@ -283,12 +314,46 @@ impl Cache {
             command: &task.command,
             executor: &task.executor,
             executor_config,
+            env_mode: self.env_mode.as_str(),
             env: &env,
+            runtime: &runtime,
             files: &files,
             global: &self.global,
             deps: &deps,
         };
         Ok(inputs.compute(&self.env_secret))
+    }
+
+    /// The hashed variables of `task` (its `env` and `global-env`) with
+    /// their values now.
+    fn hashed_env(&self, task: &Task) -> Vec<(String, Option<String>)> {
+        if self.global_env.is_empty() && task.env.is_empty() {
+            return Vec::new();
+        }
+        let list = crate::config::env::EnvList::new(&self.global_env, &task.env);
+        list.hashed_names(self.env_vars.0.iter().map(|(k, _)| k.as_str()))
+            .into_iter()
+            .map(|name| {
+                let value = self.env_vars.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
+                (name, value)
+            })
+            .collect()
+    }
+
+    /// `(command, output)` of each runtime command of `task`, in order.
+    fn runtime_outputs(&self, task: &Task) -> Result<Vec<(String, Vec<u8>)>, CacheError> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for command in self.global_runtime.iter().chain(&task.runtime) {
+            if seen.contains(&command.as_str()) {
+                continue;
+            }
+            seen.push(command);
+            let output =
+                self.runtime.output(command).map_err(|why| CacheError::Runtime { command: command.clone(), why })?;
+            out.push((command.clone(), output.to_vec()));
+        }
+        Ok(out)
     }
 
     /// Looks a key up in the local store, unless reads are off (`--force`,

@@ -1,5 +1,5 @@
 //! Flags whose value is one of a few words (`--format text|json`,
-//! `--continue`, `--output-logs`, `--log-order`, …), parsed by clap into
+//! `--continue`, `--output-logs`, `--log-order`, `--env-mode`, …), parsed by clap into
 //! an enum ([`ValueEnum`]) and refused in vx's words rather than clap's:
 //! `--log-order expects stream or grouped, got `random`; see `vx run --help``.
 //!
@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 
+use crate::config::EnvMode;
 use crate::error::Error;
 use crate::graph::ContinueMode;
 use crate::report::{LogOrder, OutputLogs};
@@ -77,6 +78,20 @@ pub enum Format {
 
 impl Choice for Format {
     const WANTS: &'static str = "text or json";
+}
+
+impl Choice for EnvMode {
+    const WANTS: &'static str = "strict or loose";
+}
+
+impl ValueEnum for EnvMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[EnvMode::Strict, EnvMode::Loose]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
 }
 
 impl Choice for ContinueMode {

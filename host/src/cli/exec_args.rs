@@ -1,5 +1,5 @@
 //! The flags `vx run` and `vx watch` share — selection, concurrency,
-//! failure mode, cache access, timeouts, logs — and turning them into a
+//! failure mode, cache access, timeouts, logs, env mode — and turning them into a
 //! validated selection and run options.
 
 use std::path::{Path, PathBuf};
@@ -11,8 +11,8 @@ use super::args::parse_concurrency;
 use super::choice::choice;
 use super::completions::{complete_projects, complete_tasks};
 use crate::cache::{Cache, CacheMode};
-use crate::config::Workspace;
 use crate::config::duration::parse_duration;
+use crate::config::{EnvMode, Workspace};
 use crate::error::{Error, Result};
 use crate::graph::{ContinueMode, Filter};
 use crate::report::{LogOrder, OutputLogs, color_enabled, github_actions};
@@ -82,6 +82,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "NAME")]
     pub executor: Option<String>,
 
+    /// Which variables tasks see: `strict` (the allowlist and what `env` and
+    /// `pass-env` name) or `loose` (everything). Default: `[workspace] env-mode`, else strict.
+    #[arg(long, value_name = "MODE", value_parser = choice::<EnvMode>())]
+    pub env_mode: Option<EnvMode>,
+
     /// `stream` lines as they come (default) or `grouped` per task when it ends.
     #[arg(long, value_name = "ORDER", default_value = "stream", value_parser = choice::<LogOrder>())]
     pub log_order: LogOrder,
@@ -128,6 +133,7 @@ impl ExecArgs {
             color: color_enabled(),
             github: github_actions(),
             executor: self.executor,
+            env_mode: self.env_mode,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();

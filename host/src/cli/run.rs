@@ -76,7 +76,8 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let command = "run";
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
     let mut prepared = args.exec.prepare(cwd, command)?;
-    let ws = load_workspace(cwd)?;
+    let mut ws = load_workspace(cwd)?;
+    ws.override_env_mode(prepared.opts.env_mode);
     if args.frozen {
         crate::lock::check_frozen(&ws)?;
     }

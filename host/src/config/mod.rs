@@ -6,12 +6,14 @@
 //! for the root-only tables and `task` for each project's tasks) holds no
 //! I/O beyond reading the files; errors (`diag`, [`ConfigError`]) always
 //! point at file, line and column.
-//! `edit` changes the root `vx.toml` in place for `vx plugin add|remove`.
+//! `edit` changes the root `vx.toml` in place for `vx plugin add|remove`;
+//! `env` says which variables a task sees and which are hashed.
 
 mod diag;
 mod discover;
 pub mod duration;
 pub mod edit;
+pub mod env;
 mod error;
 mod model;
 mod npm;
@@ -22,10 +24,11 @@ mod task;
 
 pub use diag::nearest;
 pub use discover::expand_project_globs;
+pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use model::{
-    CacheSettings, Command, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings, Task,
-    TaskOrigin, TaskRef, Workspace, grpc_address,
+    CacheSettings, Command, EnvSettings, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings,
+    Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace};

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::env::EnvMode;
+
 /// A whole workspace, loaded once per invocation.
 #[derive(Debug)]
 pub struct Workspace {
@@ -14,6 +16,14 @@ pub struct Workspace {
     /// Projects sorted by name; indices into this vector are project ids.
     pub projects: Vec<Project>,
     pub global_inputs: Vec<String>,
+    /// `[workspace] env-mode`, or `--env-mode` once the CLI applied it.
+    pub env_mode: EnvMode,
+    /// `[workspace] global-env`: hashed and passed for every task.
+    pub global_env: Vec<String>,
+    /// `[workspace] global-pass-env`: passed to every task, not hashed.
+    pub global_pass_env: Vec<String>,
+    /// `[workspace] global-runtime`: commands whose output is in every key.
+    pub global_runtime: Vec<String>,
     pub cache: CacheSettings,
     pub plugins: BTreeMap<String, PluginSettings>,
     /// `[remote]`: the REAPI server for the remote cache and `executor = "remote"`.
@@ -32,8 +42,41 @@ impl Workspace {
     ) -> Self {
         debug_assert!(projects.windows(2).all(|w| w[0].name < w[1].name), "projects come sorted by name");
         let by_name = projects.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
-        let RootSettings { global_inputs, cache, plugins, remote } = settings;
-        Workspace { root, projects, global_inputs, cache, plugins, remote, config_files, by_name }
+        let RootSettings { global_inputs, cache, plugins, remote, env } = settings;
+        let EnvSettings { mode: env_mode, global_env, global_pass_env, global_runtime } = env;
+        Workspace {
+            root,
+            projects,
+            global_inputs,
+            env_mode,
+            global_env,
+            global_pass_env,
+            global_runtime,
+            cache,
+            plugins,
+            remote,
+            config_files,
+            by_name,
+        }
+    }
+
+    /// `--env-mode`, over `[workspace] env-mode`.
+    pub fn override_env_mode(&mut self, mode: Option<EnvMode>) {
+        if let Some(mode) = mode {
+            self.env_mode = mode;
+        }
+    }
+
+    /// The runtime commands in `task`'s key: the workspace's, then its own,
+    /// each once.
+    pub fn runtime_of<'a>(&'a self, task: &'a Task) -> Vec<&'a str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in self.global_runtime.iter().chain(&task.runtime) {
+            if !out.contains(&c.as_str()) {
+                out.push(c);
+            }
+        }
+        out
     }
 
     pub fn project_index(&self, name: &str) -> Option<usize> {
@@ -132,7 +175,12 @@ pub struct Task {
     /// non-ignored file of the project.
     pub inputs: Option<Vec<String>>,
     pub outputs: Vec<String>,
+    /// Variables passed to the task and hashed: names, `*` wildcards, `!` exclusions.
     pub env: Vec<String>,
+    /// Variables passed to the task but not hashed (same forms as `env`).
+    pub pass_env: Vec<String>,
+    /// `runtime`: commands whose output (`node --version`) is part of the key.
+    pub runtime: Vec<String>,
     pub timeout: Option<Duration>,
     pub cache: bool,
     pub persistent: bool,
@@ -150,6 +198,16 @@ pub struct RootSettings {
     pub cache: CacheSettings,
     pub plugins: BTreeMap<String, PluginSettings>,
     pub remote: Option<RemoteSettings>,
+    pub env: EnvSettings,
+}
+
+/// `[workspace] env-mode`, `global-env`, `global-pass-env`, `global-runtime`.
+#[derive(Debug, Default)]
+pub struct EnvSettings {
+    pub mode: EnvMode,
+    pub global_env: Vec<String>,
+    pub global_pass_env: Vec<String>,
+    pub global_runtime: Vec<String>,
 }
 
 /// The name `[cache] remote` gives the REAPI tier (the `[remote]` server)

@@ -25,6 +25,10 @@ pub struct RawFile {
 pub struct RawWorkspace {
     pub projects: Option<Vec<Spanned<String>>>,
     pub global_inputs: Option<Vec<Spanned<String>>>,
+    pub env_mode: Option<Spanned<String>>,
+    pub global_env: Option<Vec<Spanned<String>>>,
+    pub global_pass_env: Option<Vec<Spanned<String>>>,
+    pub global_runtime: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -81,6 +85,8 @@ pub struct RawTask {
     pub inputs: Option<Vec<Spanned<String>>>,
     pub outputs: Option<Vec<Spanned<String>>>,
     pub env: Option<Vec<Spanned<String>>>,
+    pub pass_env: Option<Vec<Spanned<String>>>,
+    pub runtime: Option<Vec<Spanned<String>>>,
     pub timeout: Option<Spanned<String>>,
     pub cache: Option<bool>,
     pub persistent: Option<bool>,

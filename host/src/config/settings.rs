@@ -1,5 +1,6 @@
 //! What only the root `vx.toml` may set, checked: `[workspace]
-//! global-inputs`, `[cache]` (directory, retention, remote tier),
+//! global-inputs` and the environment settings (`env-mode`, `global-env`,
+//! `global-pass-env`, `global-runtime`), `[cache]` (directory, retention, remote tier),
 //! `[plugins.NAME]` (kept for the plugin host) and `[remote]`.
 
 use std::collections::BTreeMap;
@@ -10,9 +11,12 @@ use toml::Spanned;
 
 use super::diag::Source;
 use super::duration::{parse_duration, parse_size};
+use super::env::{EnvMode, check_entry};
 use super::error::Diagnostic;
-use super::model::{CacheSettings, PluginSettings, REAPI_REMOTE, RemoteSettings, RootSettings, grpc_address};
-use super::raw::{RawFile, RawRemote};
+use super::model::{
+    CacheSettings, EnvSettings, PluginSettings, REAPI_REMOTE, RemoteSettings, RootSettings, grpc_address,
+};
+use super::raw::{RawFile, RawRemote, RawWorkspace};
 
 const DEFAULT_MAX_SIZE: u64 = 5 << 30;
 const DEFAULT_MAX_AGE: Duration = Duration::from_secs(14 * 86_400);
@@ -65,7 +69,52 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
     if let Some(name) = raw.cache.as_ref().and_then(|c| c.remote.as_ref()) {
         check_cache_remote(source, name, &plugins, remote.is_some())?;
     }
-    Ok(RootSettings { global_inputs, cache, plugins, remote })
+    let env = env_settings(source, raw.workspace.as_ref())?;
+    Ok(RootSettings { global_inputs, cache, plugins, remote, env })
+}
+
+/// `[workspace] env-mode`, `global-env`, `global-pass-env` and `global-runtime`.
+fn env_settings(source: &Source, raw: Option<&RawWorkspace>) -> Result<EnvSettings, Diagnostic> {
+    let Some(raw) = raw else { return Ok(EnvSettings::default()) };
+    let mode = match &raw.env_mode {
+        None => EnvMode::default(),
+        Some(m) => EnvMode::parse(m.get_ref()).ok_or_else(|| {
+            source
+                .error(Some(m.span()), format!("unknown env-mode `{}`", m.get_ref()))
+                .with_hint("write `env-mode = \"strict\"` (the default) or `env-mode = \"loose\"`")
+        })?,
+    };
+    Ok(EnvSettings {
+        mode,
+        global_env: env_list(source, &raw.global_env)?,
+        global_pass_env: env_list(source, &raw.global_pass_env)?,
+        global_runtime: runtime_list(source, &raw.global_runtime)?,
+    })
+}
+
+/// An `env` or `pass-env` list, each entry checked.
+pub(super) fn env_list(source: &Source, list: &Option<Vec<Spanned<String>>>) -> Result<Vec<String>, Diagnostic> {
+    list.iter()
+        .flatten()
+        .map(|e| {
+            check_entry(e.get_ref()).map(|()| e.get_ref().clone()).map_err(|hint| {
+                source.error(Some(e.span()), format!("invalid environment variable `{}`", e.get_ref())).with_hint(hint)
+            })
+        })
+        .collect()
+}
+
+/// A `runtime` list: commands for `sh -c`, none empty.
+pub(super) fn runtime_list(source: &Source, list: &Option<Vec<Spanned<String>>>) -> Result<Vec<String>, Diagnostic> {
+    list.iter()
+        .flatten()
+        .map(|c| match c.get_ref().trim() {
+            "" => Err(source
+                .error(Some(c.span()), "empty runtime command")
+                .with_hint("write the command whose output belongs to the key, like `runtime = [\"node --version\"]`")),
+            _ => Ok(c.get_ref().clone()),
+        })
+        .collect()
 }
 
 /// `[remote]`, checked: a gRPC endpoint, a duration, a variable name.

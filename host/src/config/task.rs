@@ -13,6 +13,7 @@ use super::duration::parse_duration;
 use super::error::Diagnostic;
 use super::model::{Command, Ready, Task, TaskOrigin, TaskRef};
 use super::raw::{RawReady, RawTask};
+use super::settings::{env_list, runtime_list};
 
 /// The names every reference is checked against.
 pub struct RefContext<'a> {
@@ -65,6 +66,8 @@ fn script_task(name: &str, script: &str) -> Task {
         inputs: None,
         outputs: Vec::new(),
         env: Vec::new(),
+        pass_env: Vec::new(),
+        runtime: Vec::new(),
         timeout: None,
         cache: false,
         persistent: false,
@@ -94,7 +97,9 @@ fn configured_task(
     for out in raw.outputs.iter().flatten() {
         check_inside_project(out, source, "outputs")?;
     }
-    check_env_names(raw, source)?;
+    let env = env_list(source, &raw.env)?;
+    let pass_env = env_list(source, &raw.pass_env)?;
+    let runtime = runtime_list(source, &raw.runtime)?;
     let inputs = strings(&raw.inputs);
     let outputs = strings(&raw.outputs).unwrap_or_default();
     let persistent = raw.persistent.unwrap_or(false);
@@ -111,7 +116,9 @@ fn configured_task(
         depends_on,
         inputs,
         outputs,
-        env: strings(&raw.env).unwrap_or_default(),
+        env,
+        pass_env,
+        runtime,
         timeout: duration(&raw.timeout, source)?,
         cache,
         persistent,
@@ -147,18 +154,6 @@ fn task_command(
             .error(Some(key.span()), format!("task `{name}` has no command"))
             .with_hint("add `command = \"…\"` to its table")),
     }
-}
-
-fn check_env_names(raw: &RawTask, source: &Source) -> Result<(), Diagnostic> {
-    for env in raw.env.iter().flatten() {
-        let e = env.get_ref();
-        if e.is_empty() || e.contains('=') || e.contains('\0') {
-            return Err(source
-                .error(Some(env.span()), format!("invalid environment variable name `{e}`"))
-                .with_hint("list names only, like `NODE_ENV`; values are read from the environment"));
-        }
-    }
-    Ok(())
 }
 
 /// `ready`, which only a persistent task may have.

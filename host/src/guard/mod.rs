@@ -7,12 +7,15 @@
 //! it is mirrored to the guard process (`vx __guard`), which stops whatever
 //! is left when vx goes away, even by SIGKILL. Descendants that leave their
 //! group are found by the environment marker every task carries
-//! ([`escape`]). `clippy.toml` forbids spawning or signalling anywhere else.
+//! ([`escape`]). Runtime-input commands (`runtime = ["node --version"]`)
+//! run here too, as probes in groups of their own ([`run_probe`]).
+//! `clippy.toml` forbids spawning or signalling anywhere else.
 
 mod escape;
 mod groups;
 mod ladder;
 mod link;
+mod probe;
 mod procfs;
 mod spawn;
 mod tool;
@@ -22,6 +25,7 @@ pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
 pub use ladder::{grace_period, group_alive, hurry, signal_group, stop_group, stop_pids};
 pub use link::{GuardLink, RUN_ID_VAR};
+pub use probe::{Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, last_pid};
 pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
 pub use tool::{ToolOutput, run_tool};

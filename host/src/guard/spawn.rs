@@ -35,9 +35,10 @@ pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskPro
     spawn(cmd, groups, false)
 }
 
-/// Spawns a process an executor plugin asked for: like a task (its own
-/// session and group, registered here and with the guard process), but
-/// with an environment of exactly `cmd.env`, nothing inherited from vx.
+/// Spawns a process with an environment of exactly `cmd.env`, nothing
+/// inherited from vx, but otherwise like a task (its own session and
+/// group, registered here and with the guard process): a task in strict
+/// env mode, or a process an executor plugin asked for.
 pub fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
     spawn(cmd, groups, true)
 }

@@ -13,6 +13,11 @@ pub struct Plan {
     pub projects_globs: Vec<String>,
     /// `[workspace] global-inputs`.
     pub global_inputs: Vec<String>,
+    /// `[workspace] env-mode`, when the source sets one.
+    pub env_mode: Option<String>,
+    /// `[workspace] global-env` and `global-pass-env`.
+    pub global_env: Vec<String>,
+    pub global_pass_env: Vec<String>,
     pub projects: Vec<ProjectSpec>,
     pub notes: Vec<Note>,
 }
@@ -53,6 +58,7 @@ pub struct TaskSpec {
     pub inputs: Option<Vec<String>>,
     pub outputs: Vec<String>,
     pub env: Vec<String>,
+    pub pass_env: Vec<String>,
     pub cache: bool,
     pub persistent: bool,
     /// The file and setting path the task came from, for notes about it.

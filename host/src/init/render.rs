@@ -16,6 +16,14 @@ pub fn render(plan: &Plan) -> Vec<RenderedFile> {
     if !plan.global_inputs.is_empty() {
         root.push_str(&format!("global-inputs = {}\n", list(&plan.global_inputs)));
     }
+    if let Some(mode) = &plan.env_mode {
+        root.push_str(&format!("env-mode = {}\n", quote(mode)));
+    }
+    for (key, names) in [("global-env", &plan.global_env), ("global-pass-env", &plan.global_pass_env)] {
+        if !names.is_empty() {
+            root.push_str(&format!("{key} = {}\n", list(names)));
+        }
+    }
     let mut files = vec![RenderedFile { path: "vx.toml".to_string(), text: root }];
     for project in &plan.projects {
         if let Some(text) = project_text(project) {
@@ -69,6 +77,9 @@ fn task_text(t: &TaskSpec, out: &mut String) {
     }
     if !t.env.is_empty() {
         out.push_str(&format!("env = {}\n", list(&t.env)));
+    }
+    if !t.pass_env.is_empty() {
+        out.push_str(&format!("pass-env = {}\n", list(&t.pass_env)));
     }
     if t.persistent {
         out.push_str("persistent = true\ncache = false\n");

@@ -24,11 +24,11 @@ pub fn read(root: &Path) -> Result<Plan> {
         return Err(InitError::NoPackages);
     }
     let packages = js_packages(root, &plan.projects_globs)?;
-    let global_env = read_top_level(top, &mut plan);
+    read_top_level(top, &mut plan);
     let tasks_key = if top.contains_key("tasks") { "tasks" } else { "pipeline" };
     let empty = Map::new();
     let tasks = top.get(tasks_key).and_then(Value::as_object).unwrap_or(&empty);
-    let ctx = Ctx { tasks_key, global_env: &global_env, packages: &packages };
+    let ctx = Ctx { tasks_key, packages: &packages };
     for key in tasks.keys() {
         match key.split_once('#') {
             Some(("", _)) | Some(("//", _)) => plan.note(
@@ -52,14 +52,13 @@ pub fn read(root: &Path) -> Result<Plan> {
 
 struct Ctx<'a> {
     tasks_key: &'a str,
-    global_env: &'a [String],
     packages: &'a [Package],
 }
 
-/// The top-level keys: `globalDependencies` becomes `global-inputs`;
-/// `globalEnv` names join every task's `env`. Returns those names.
-fn read_top_level(top: &Map<String, Value>, plan: &mut Plan) -> Vec<String> {
-    let mut global_env = Vec::new();
+/// The top-level keys: `globalDependencies` becomes `global-inputs`,
+/// `globalEnv` / `globalPassThroughEnv` `global-env` / `global-pass-env`,
+/// `envMode` `env-mode`.
+fn read_top_level(top: &Map<String, Value>, plan: &mut Plan) {
     for (key, value) in top {
         match key.as_str() {
             "$schema" | "tasks" | "pipeline" => {}
@@ -67,28 +66,25 @@ fn read_top_level(top: &Map<String, Value>, plan: &mut Plan) -> Vec<String> {
                 Some(globs) => plan.global_inputs.extend(globs),
                 None => plan.note(FILE, key, format!("expected a list of globs, got {}", describe(value))),
             },
-            "globalEnv" => {
-                for name in strings(value).unwrap_or_default() {
-                    if name.contains(['*', '!']) {
-                        plan.note(FILE, format!("globalEnv `{name}`"), "vx `env` lists exact names, no wildcards");
-                    } else {
-                        global_env.push(name);
-                    }
+            "globalEnv" | "globalPassThroughEnv" => {
+                let mut notes = Vec::new();
+                let names = env_list(value, &mut |why| notes.push(why));
+                notes.into_iter().for_each(|why| plan.note(FILE, key, why));
+                match key.as_str() {
+                    "globalEnv" => plan.global_env.extend(names),
+                    _ => plan.global_pass_env.extend(names),
                 }
             }
-            "globalPassThroughEnv" => plan.note(
-                FILE,
-                key,
-                "vx passes its whole environment to tasks; only `env` names are part of the key, so there is nothing \
-                 to translate",
-            ),
+            "envMode" => match value.as_str() {
+                Some(mode @ ("strict" | "loose")) => plan.env_mode = Some(mode.to_string()),
+                _ => plan.note(FILE, key, format!("expected \"strict\" or \"loose\", got {}", describe(value))),
+            },
             "ui" => plan.note(FILE, key, "vx chooses its output with `--log-order` and `--output-logs` per run"),
             "cacheDir" => plan.note(FILE, key, "vx keeps its cache in [cache] dir (default .vx/cache); set it by hand"),
             "remoteCache" => plan.note(FILE, key, "configure a cache-backend plugin (docs/plugins.md) instead"),
             _ => plan.note(FILE, key, "no vx equivalent"),
         }
     }
-    global_env
 }
 
 fn translate_package(
@@ -167,7 +163,7 @@ fn merge_override(def: &mut Map<String, Value>, over: &Map<String, Value>) {
 /// vx equivalent is noted.
 fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<'_>, plan: &mut Plan) -> TaskSpec {
     let (file, at) = origin.clone();
-    let mut task = TaskSpec { cache: true, env: ctx.global_env.to_vec(), origin, ..TaskSpec::default() };
+    let mut task = TaskSpec { cache: true, origin, ..TaskSpec::default() };
     for (key, value) in def {
         let setting = format!("{at}.{key}");
         let Some(items) = strings(value).or_else(|| value.is_boolean().then(Vec::new)) else {
@@ -180,11 +176,9 @@ fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<
             "inputs" => task.inputs = Some(inputs(items, &mut note)),
             "outputs" => task.outputs.extend(outputs(items, &mut note)),
             "env" => task.env.extend(env_names(items, &mut note)),
+            "passThroughEnv" => task.pass_env.extend(env_names(items, &mut note)),
             "cache" => task.cache = value.as_bool().unwrap_or(true),
             "persistent" => task.persistent = value.as_bool().unwrap_or(false),
-            "passThroughEnv" => {
-                note("vx passes its whole environment to tasks; only `env` names are part of the key".into())
-            }
             "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
             "interactive" => note("vx tasks never read a terminal (stdin is closed)".into()),
             "description" => {}
@@ -193,6 +187,8 @@ fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<
     }
     let mut seen = std::collections::BTreeSet::new();
     task.env.retain(|e| seen.insert(e.clone()));
+    let mut seen = std::collections::BTreeSet::new();
+    task.pass_env.retain(|e| seen.insert(e.clone()));
     task
 }
 
@@ -250,10 +246,24 @@ fn outputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
     inside
 }
 
+/// `env` / `passThroughEnv` names, wildcards and `!` exclusions, which vx
+/// reads the same way; an entry vx would refuse is noted.
 fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
-    let (wildcards, names): (Vec<String>, Vec<String>) = items.into_iter().partition(|n| n.contains(['*', '!']));
-    for name in wildcards {
-        note(format!("`{name}`: vx `env` lists exact names, no wildcards"));
+    let (names, bad): (Vec<String>, Vec<String>) =
+        items.into_iter().partition(|n| crate::config::env::check_entry(n).is_ok());
+    for name in bad {
+        note(format!("`{name}` is not a variable name, wildcard or `!` exclusion"));
     }
     names
+}
+
+/// `globalEnv` / `globalPassThroughEnv`: a list of names, as `env`.
+fn env_list(value: &Value, note: &mut impl FnMut(String)) -> Vec<String> {
+    match strings(value) {
+        Some(items) => env_names(items, note),
+        None => {
+            note(format!("expected a list of variable names, got {}", describe(value)));
+            Vec::new()
+        }
+    }
 }

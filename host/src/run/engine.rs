@@ -127,6 +127,9 @@ impl<'w> Session<'w> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
         );
         let groups = groups_for(&run_id, graph.is_empty());
+        if let Some(cache) = &cache {
+            cache.runtime.use_groups(groups.clone());
+        }
         let (ready_tx, ready_rx) = mpsc::unbounded_channel();
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         let routed = bridge::route(events.clone());

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::config::EnvMode;
 use crate::graph::ContinueMode;
 use crate::report::{LogOrder, OutputLogs};
 
@@ -20,4 +21,7 @@ pub struct RunOptions {
     /// `--executor NAME`: where every task that is not persistent runs
     /// (`local`, `remote`, or an executor plugin), over each task's own.
     pub executor: Option<String>,
+    /// `--env-mode`, over `[workspace] env-mode` (applied to the workspace
+    /// once it is loaded, with `Workspace::override_env_mode`).
+    pub env_mode: Option<EnvMode>,
 }

@@ -5,7 +5,13 @@
 //! exits: a background process left behind is named in a note and stopped
 //! by the kill ladder, and so is any descendant that left the group (found
 //! by its environment marker, see `guard::escape`).
+//!
+//! In strict env mode the process gets exactly the environment the
+//! executor was prepared with (the allowlist and the task's lists, see
+//! `config::env`) plus the command's own variables; in loose mode it
+//! inherits vx's whole environment.
 
+use std::ffi::OsString;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -16,7 +22,8 @@ use super::readiness::{READY_POLL, Readiness};
 use super::{Attempt, Executor, Ran};
 use crate::events::{Event, TaskStatus};
 use crate::guard::{
-    find_escapees, grace_period, group_alive, group_members, last_pid, spawn_task, stop_group, stop_pids,
+    find_escapees, grace_period, group_alive, group_members, last_pid, spawn_isolated, spawn_task, stop_group,
+    stop_pids,
 };
 
 /// How long output may stay open after a task's group is gone (a process
@@ -26,12 +33,15 @@ const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
 const FAR: Duration = Duration::from_secs(u64::MAX / 4);
 
 /// Runs tasks as local processes.
-#[derive(Debug, Clone, Copy)]
-pub struct Local;
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// The task's environment in strict mode; `None` inherits vx's.
+    pub env: Option<Vec<(OsString, OsString)>>,
+}
 
 impl Executor for Local {
     async fn run(&self, attempt: &Attempt) -> Ran {
-        run_process(attempt).await
+        run_process(attempt, self.env.as_deref()).await
     }
 
     fn identity(&self) -> String {
@@ -115,10 +125,18 @@ impl Output<'_> {
 
 /// Runs the process; returns its status and, when the attempt keeps it,
 /// its output as written (for the cache).
-async fn run_process(a: &Attempt) -> Ran {
+async fn run_process(a: &Attempt, env: Option<&[(OsString, OsString)]>) -> Ran {
     a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
     let pid_before = last_pid();
-    let mut proc = match spawn_task(&a.command, &a.groups) {
+    let spawned = match env {
+        None => spawn_task(&a.command, &a.groups),
+        Some(base) => {
+            let mut command = a.command.clone();
+            command.env = base.iter().cloned().chain(a.command.env.iter().cloned()).collect();
+            spawn_isolated(&command, &a.groups)
+        }
+    };
+    let mut proc = match spawned {
         Ok(p) => p,
         Err(e) => {
             let why = format!("could not start `{}`: {e}", a.command.program.to_string_lossy());

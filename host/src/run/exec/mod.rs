@@ -40,7 +40,8 @@ pub use readiness::Persistence;
 pub use remote::REMOTE_EXECUTOR;
 
 use crate::cache::Cache;
-use crate::config::{PluginSettings, Project, Task, Workspace};
+use crate::config::env::{EnvList, listed_vars, task_environment};
+use crate::config::{EnvMode, PluginSettings, Project, Task, Workspace};
 use crate::events::{Bus, TaskStatus};
 use crate::guard::{Groups, TaskCommand, TaskMark};
 use crate::plugin::LoadedPlugin;
@@ -134,6 +135,9 @@ pub struct Executors {
     settings: BTreeMap<String, PluginSettings>,
     loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
     remote: remote::RemoteConnection,
+    env_mode: EnvMode,
+    global_env: Vec<String>,
+    global_pass_env: Vec<String>,
 }
 
 impl Executors {
@@ -143,7 +147,15 @@ impl Executors {
             settings: ws.plugins.clone(),
             loaded: Mutex::new(HashMap::new()),
             remote: remote::RemoteConnection::new(ws),
+            env_mode: ws.env_mode,
+            global_env: ws.global_env.clone(),
+            global_pass_env: ws.global_pass_env.clone(),
         }
+    }
+
+    /// The variables `task` is given and those its key hashes.
+    fn env_lists<'a>(&'a self, task: &'a Task) -> (EnvList<'a>, EnvList<'a>) {
+        (EnvList::new(&self.global_env, &task.env), EnvList::new(&self.global_pass_env, &task.pass_env))
     }
 
     /// Where `task` runs: `executor` is its own or the run's `--executor`.
@@ -157,13 +169,16 @@ impl Executors {
         cache: Option<&Arc<Cache>>,
         dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
     ) -> Result<Chosen, Refused> {
+        let (hashed, passed) = self.env_lists(task);
         if executor == "local" {
-            return Ok(Chosen::Local(local::Local));
+            let env = task_environment(self.env_mode, hashed, passed, std::env::vars_os());
+            return Ok(Chosen::Local(local::Local { env }));
         }
         if executor == REMOTE_EXECUTOR {
+            let env = listed_vars(hashed, EnvList::new(&[], &[]), std::env::vars_os());
             return self
                 .remote
-                .prepare(project, task, cache, &self.root, dep_outputs())
+                .prepare(project, task, cache, &self.root, dep_outputs(), env)
                 .map(|job| Chosen::Remote(Box::new(job)))
                 .map_err(Refused);
         }
@@ -173,6 +188,7 @@ impl Executors {
             )));
         }
         let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor).map_err(Refused)?;
-        Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, task)))
+        let env = listed_vars(hashed, passed, std::env::vars_os());
+        Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, env)))
     }
 }

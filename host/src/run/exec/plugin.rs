@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Attempt, Executor, Ran};
-use crate::config::{PluginSettings, Project, Task};
+use crate::config::{PluginSettings, Project};
 use crate::events::{Bus, Event, TaskStatus};
 use crate::guard::{grace_period, stop_group};
 use crate::plugin::{ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured};
@@ -65,14 +65,19 @@ pub struct PluginExecutor {
     root: PathBuf,
     /// The project directory, workspace-relative (`.` for the root).
     cwd: String,
-    /// The task's declared variables that are set, passed to the plugin
-    /// and to every process it starts.
+    /// The variables the task's `env` and `pass-env` lists (and their
+    /// `global-` forms) name, passed to the plugin and to every process it
+    /// starts: nothing else of vx's environment, whatever the env mode.
     env: Vec<(OsString, OsString)>,
 }
 
 impl PluginExecutor {
-    pub fn new(plugin: Arc<LoadedPlugin>, root: &Path, project: &Project, task: &Task) -> PluginExecutor {
-        let env = task.env.iter().filter_map(|name| std::env::var_os(name).map(|v| (name.into(), v))).collect();
+    pub fn new(
+        plugin: Arc<LoadedPlugin>,
+        root: &Path,
+        project: &Project,
+        env: Vec<(OsString, OsString)>,
+    ) -> PluginExecutor {
         PluginExecutor { plugin, root: root.to_path_buf(), cwd: project.rel_dir.clone(), env }
     }
 

@@ -75,6 +75,7 @@ impl RemoteConnection {
         cache: Option<&Arc<Cache>>,
         root: &std::path::Path,
         dep_outputs: Vec<(PathBuf, Vec<String>)>,
+        env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     ) -> Result<RemoteJob, String> {
         if task.persistent {
             return Err("a persistent task cannot run through executor `remote`; vx keeps servers local".into());
@@ -82,7 +83,7 @@ impl RemoteConnection {
         output_paths(&task.outputs).map_err(|e| e.to_string())?;
         let cache = cache.cloned().ok_or("remote execution needs the workspace's cache to list inputs")?;
         let client = self.client()?;
-        let env = task.env.iter().filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v))).collect();
+        let env = env.into_iter().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect();
         Ok(RemoteJob {
             client,
             cache,

@@ -33,8 +33,10 @@ pub struct RuntimeProbes {
     base: TaskCommand,
     /// Strict mode: the environment is exactly `base.env`, not vx's plus it.
     strict: bool,
-    /// The run's process groups, so an interrupt stops a probe too; a
-    /// registry of its own (with its own guard) when there is no run.
+    /// The run's process groups, so an interrupt or the guard process stops
+    /// a probe too. Outside a run (`--dry`, `vx why`) a registry of its
+    /// own without a guard process: the guard's watcher needs the run's
+    /// async runtime, and a probe there is as short as vx itself.
     groups: OnceLock<Groups>,
     results: Mutex<HashMap<String, Arc<OnceLock<ProbeResult>>>>,
 }
@@ -69,7 +71,7 @@ impl RuntimeProbes {
     }
 
     fn run(&self, command: &str) -> ProbeResult {
-        let groups = self.groups.get_or_init(|| Groups::with_guard(&format!("probe-{}", std::process::id())));
+        let groups = self.groups.get_or_init(Groups::new);
         let mut cmd = self.base.clone();
         cmd.args.push(command.into());
         let probed = run_probe(&cmd, self.strict, groups, PROBE_LIMIT).map_err(|e| format!("could not start: {e}"))?;

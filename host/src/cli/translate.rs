@@ -20,7 +20,7 @@
 //! Dropped with a notice: `--no-daemon`, `--daemon` (vx has no daemon),
 //! bare `--parallel` (vx runs in parallel by default), `--nx-bail`
 //! (vx's default), `--ui=stream`. Refused: `--head`, `--nx-ignore-cycles`,
-//! `--env-mode`, `--only`.
+//! `--only`. `--env-mode` is vx's own flag, with turbo's meaning.
 
 use crate::error::{Error, Result};
 
@@ -127,7 +127,7 @@ fn translate_flag(args: &[String], i: usize, out: &mut Vec<String>, tasks: &mut 
                 return Ok(i + 2);
             }
         }
-        "--head" | "--nx-ignore-cycles" | "--env-mode" | "--only" => return Err(no_equivalent(name)),
+        "--head" | "--nx-ignore-cycles" | "--only" => return Err(no_equivalent(name)),
         _ => out.push(arg.clone()),
     }
     Ok(i + 1)
@@ -175,10 +175,6 @@ fn no_equivalent(name: &str) -> Error {
     let (what, hint) = match name {
         "--head" => ("vx compares the working tree (uncommitted files included) with a base", "use --affected=BASE"),
         "--nx-ignore-cycles" => ("vx refuses dependency cycles", "remove the cycle the error names"),
-        "--env-mode" => (
-            "vx passes the whole environment to tasks and keys only declared `env`",
-            "list variables in the task's `env`",
-        ),
         _ => ("vx always runs what a task depends on first", "name exactly the tasks to run with PROJECT#TASK"),
     };
     Error::usage(format!("`{name}` has no vx equivalent: {what}")).with_hint(hint)

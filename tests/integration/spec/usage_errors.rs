@@ -58,6 +58,6 @@ fn commands_vx_does_not_know() {
     t.vx(&["frobnicate"]).assert_code(2).error_line();
     t.vx(&["completions", "nushell"]).assert_code(2).error_line();
     t.vx(&[]).assert_code(2);
-    t.vx(&["run", "build", "--env-mode", "strict"]).assert_code(2).error_line();
+    t.vx(&["run", "build", "--env-mode", "lax"]).assert_code(2).error_line();
     assert_transcript!(t);
 }

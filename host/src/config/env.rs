@@ -70,6 +70,11 @@ pub const ALLOWLIST: &[&str] = &[
     "VX_*",
 ];
 
+/// Whether strict mode passes `name` to every task.
+pub fn allowlisted(name: &str) -> bool {
+    ALLOWLIST.iter().any(|a| matches(a, name))
+}
+
 /// Why an entry of an env list is refused.
 pub fn check_entry(entry: &str) -> Result<(), &'static str> {
     let name = entry.strip_prefix('!').unwrap_or(entry);
@@ -150,20 +155,32 @@ pub fn task_environment(
     }
     let seen = |name: &OsStr| {
         let Some(name) = name.to_str() else { return false };
-        ALLOWLIST.iter().any(|a| matches(a, name)) || hashed.contains(name) || passed.contains(name)
+        allowlisted(name) || hashed.contains(name) || passed.contains(name)
     };
     Some(vars.filter(|(k, _)| seen(k)).collect())
+}
+
+/// The variables among `vars` that the lists name and the allowlist does
+/// not (what strict mode adds to the allowlist for one task).
+pub fn listed_extra<'v>(
+    hashed: EnvList<'_>,
+    passed: EnvList<'_>,
+    vars: impl Iterator<Item = &'v (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    vars.filter(|(k, _)| k.to_str().is_some_and(|n| !allowlisted(n) && (hashed.contains(n) || passed.contains(n))))
+        .cloned()
+        .collect()
 }
 
 /// The variables an executor that starts from an empty environment (a
 /// plugin, a remote worker) is given: what the task's lists name, no
 /// allowlist, whatever the mode.
-pub fn listed_vars(
+pub fn listed_vars<'v>(
     hashed: EnvList<'_>,
     passed: EnvList<'_>,
-    vars: impl Iterator<Item = (OsString, OsString)>,
+    vars: impl Iterator<Item = &'v (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    vars.filter(|(k, _)| k.to_str().is_some_and(|n| hashed.contains(n) || passed.contains(n))).collect()
+    vars.filter(|(k, _)| k.to_str().is_some_and(|n| hashed.contains(n) || passed.contains(n))).cloned().collect()
 }
 
 #[cfg(test)]
@@ -220,8 +237,10 @@ mod tests {
         let names: Vec<_> = strict.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert_eq!(names, ["PATH", "LC_ALL", "VX_TEST", "NODE_ENV", "PASSED"]);
         assert!(task_environment(EnvMode::Loose, hashed, passed, vars()).is_none());
-        let listed = listed_vars(hashed, passed, vars());
-        assert_eq!(listed.len(), 2);
+        let all: Vec<_> = vars().collect();
+        assert_eq!(listed_vars(hashed, passed, all.iter()).len(), 2);
+        let extra = listed_extra(hashed, passed, all.iter());
+        assert_eq!(extra.len(), 2, "NODE_ENV and PASSED; PATH is on the allowlist");
     }
 
     #[test]

@@ -36,12 +36,20 @@ const FAR: Duration = Duration::from_secs(u64::MAX / 4);
 #[derive(Debug, Clone)]
 pub struct Local {
     /// The task's environment in strict mode; `None` inherits vx's.
-    pub env: Option<Vec<(OsString, OsString)>>,
+    pub env: Option<StrictEnv>,
+}
+
+/// A strict task's environment: the allowlisted variables (the same for
+/// every task of the session, so shared) and those the task's lists add.
+#[derive(Debug, Clone)]
+pub struct StrictEnv {
+    pub allowed: std::sync::Arc<Vec<(OsString, OsString)>>,
+    pub listed: Vec<(OsString, OsString)>,
 }
 
 impl Executor for Local {
     async fn run(&self, attempt: &Attempt) -> Ran {
-        run_process(attempt, self.env.as_deref()).await
+        run_process(attempt, self.env.as_ref()).await
     }
 
     fn identity(&self) -> String {
@@ -125,14 +133,15 @@ impl Output<'_> {
 
 /// Runs the process; returns its status and, when the attempt keeps it,
 /// its output as written (for the cache).
-async fn run_process(a: &Attempt, env: Option<&[(OsString, OsString)]>) -> Ran {
+async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
     let pid_before = last_pid();
     let spawned = match env {
         None => spawn_task(&a.command, &a.groups),
-        Some(base) => {
+        Some(strict) => {
             let mut command = a.command.clone();
-            command.env = base.iter().cloned().chain(a.command.env.iter().cloned()).collect();
+            let vars = strict.allowed.iter().chain(&strict.listed).chain(&a.command.env);
+            command.env = vars.cloned().collect();
             spawn_isolated(&command, &a.groups)
         }
     };

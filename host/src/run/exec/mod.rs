@@ -28,6 +28,7 @@ mod readiness;
 mod remote;
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -40,7 +41,7 @@ pub use readiness::Persistence;
 pub use remote::REMOTE_EXECUTOR;
 
 use crate::cache::Cache;
-use crate::config::env::{EnvList, listed_vars, task_environment};
+use crate::config::env::{self, EnvList, listed_extra, listed_vars};
 use crate::config::{EnvMode, PluginSettings, Project, Task, Workspace};
 use crate::events::{Bus, TaskStatus};
 use crate::guard::{Groups, TaskCommand, TaskMark};
@@ -138,6 +139,10 @@ pub struct Executors {
     env_mode: EnvMode,
     global_env: Vec<String>,
     global_pass_env: Vec<String>,
+    /// vx's environment, read once per session (it does not change).
+    vars: Vec<(OsString, OsString)>,
+    /// The part of it strict mode passes to every task, shared by all.
+    allowed: Arc<Vec<(OsString, OsString)>>,
 }
 
 impl Executors {
@@ -150,6 +155,8 @@ impl Executors {
             env_mode: ws.env_mode,
             global_env: ws.global_env.clone(),
             global_pass_env: ws.global_pass_env.clone(),
+            vars: std::env::vars_os().collect(),
+            allowed: Arc::new(std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(env::allowlisted)).collect()),
         }
     }
 
@@ -171,11 +178,14 @@ impl Executors {
     ) -> Result<Chosen, Refused> {
         let (hashed, passed) = self.env_lists(task);
         if executor == "local" {
-            let env = task_environment(self.env_mode, hashed, passed, std::env::vars_os());
+            let env = (self.env_mode == EnvMode::Strict).then(|| local::StrictEnv {
+                allowed: self.allowed.clone(),
+                listed: listed_extra(hashed, passed, self.vars.iter()),
+            });
             return Ok(Chosen::Local(local::Local { env }));
         }
         if executor == REMOTE_EXECUTOR {
-            let env = listed_vars(hashed, EnvList::new(&[], &[]), std::env::vars_os());
+            let env = listed_vars(hashed, EnvList::new(&[], &[]), self.vars.iter());
             return self
                 .remote
                 .prepare(project, task, cache, &self.root, dep_outputs(), env)
@@ -188,7 +198,7 @@ impl Executors {
             )));
         }
         let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor).map_err(Refused)?;
-        let env = listed_vars(hashed, passed, std::env::vars_os());
+        let env = listed_vars(hashed, passed, self.vars.iter());
         Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, env)))
     }
 }

@@ -27,5 +27,6 @@ mod reapi_cache;
 mod reapi_exec;
 mod selection;
 mod spec;
+mod task_model;
 mod upgrade;
 mod watch;

@@ -24,6 +24,9 @@ pub enum CacheError {
     /// A `runtime` command failed: the task runs, uncached.
     #[error("runtime input `{command}` {why}")]
     Runtime { command: String, why: String },
+    /// The workspace lockfile could not be read, so no key would be sound.
+    #[error("{0}")]
+    Lockfile(String),
 }
 
 impl From<CacheError> for crate::Error {

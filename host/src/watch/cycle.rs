@@ -66,7 +66,9 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     loop {
         let loaded = load_workspace(&req.cwd).map_err(Error::from).and_then(|mut ws| {
             ws.override_env_mode(req.opts.env_mode);
-            let graph = plan(&ws, &req.selection)?;
+            let sel = &req.selection;
+            crate::run::apply_pass_through(&mut ws, &sel.tasks, &sel.pass_through);
+            let graph = plan(&ws, sel)?;
             let cache =
                 Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force, crate::backends::remote(&ws))?;
             Ok((ws, graph, cache))

@@ -242,3 +242,16 @@ fn a_runtime_command_leaves_nothing_running() {
     let pid: i32 = env.read("bg.pid").trim().parse().expect("a pid");
     assert!(poll(|| !alive(pid)), "the probe's background process {pid} outlived it\n{out}");
 }
+
+#[test]
+fn a_runtime_command_sees_the_strict_environment_of_the_workspace() {
+    let probe = "echo \\\"${TOOLCHAIN-}:${SECRET-}\\\"";
+    let env =
+        workspace("global-pass-env = [\"TOOLCHAIN\"]\n", "echo built", &format!("{CACHED}\nruntime = [\"{probe}\"]"));
+    run(&env, &["run", "build"], &[("TOOLCHAIN", "a"), ("SECRET", "x")]).assert_success();
+    assert_eq!(ran(&env), 1);
+    run(&env, &["run", "build"], &[("TOOLCHAIN", "a"), ("SECRET", "y")]).assert_success();
+    assert_eq!(ran(&env), 0, "an unlisted variable does not reach a runtime command");
+    run(&env, &["run", "build"], &[("TOOLCHAIN", "b"), ("SECRET", "y")]).assert_success();
+    assert_eq!(ran(&env), 1, "a global-pass-env variable does, and its output moved");
+}

@@ -85,6 +85,8 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
                 "inputs": t.inputs,
                 "outputs": t.outputs,
                 "env": t.env,
+                "pass_env": t.pass_env,
+                "runtime": t.runtime,
                 "cache": t.cache,
                 "persistent": t.persistent,
                 "executor": t.executor,

@@ -244,6 +244,13 @@ fn parse_task_ref(
 
 fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> Result<(), Diagnostic> {
     let g = glob.get_ref().trim_start_matches('!');
+    if g.starts_with('/') && !g[1..].split('/').any(|part| part == "..") {
+        // Inputs take `/…` (root-anchored); outputs do not: an entry's
+        // archive is restored into its task's project and nowhere else.
+        return Err(source
+            .error(Some(glob.span()), format!("`{g}` in `{key}` is root-anchored, which only inputs may be"))
+            .with_hint("a task's outputs are archived and restored inside its project: write them there"));
+    }
     let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
     if escapes {
         return Err(source

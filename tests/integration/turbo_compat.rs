@@ -223,8 +223,8 @@ fn a_single_package_repository_is_its_own_project() {
     env.write(
         "package.json",
         &format!(
-            r#"{{ "name": "solo", "scripts": {{ "build": "mkdir -p dist && echo x > dist/x && {}", "test": {:?} }} }}"#,
-            log_cmd("solo-build"),
+            r#"{{ "name": "solo", "scripts": {{ "build": {:?}, "test": {:?} }} }}"#,
+            format!("mkdir -p dist && echo x > dist/x && {}", log_cmd("solo-build")),
             log_cmd("solo-test")
         ),
     );

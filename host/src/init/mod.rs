@@ -12,7 +12,6 @@
 //! (`cli/init.rs`) chooses between printing (`--dry`) and writing.
 
 mod error;
-mod jsonc;
 mod model;
 mod moon;
 mod moon_task;

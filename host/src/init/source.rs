@@ -20,7 +20,7 @@ pub fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
 /// error names the file, line and column.
 pub fn read_jsonc(root: &Path, rel: &str) -> Result<Option<Value>> {
     let Some(text) = read_text(root, rel)? else { return Ok(None) };
-    serde_json::from_str(&super::jsonc::strip(&text)).map(Some).map_err(|e| {
+    serde_json::from_str(&crate::lockfile::jsonc::to_json(&text)).map(Some).map_err(|e| {
         let why = e.to_string();
         let why = why.find(" at line ").map_or(why.as_str(), |i| &why[..i]).to_string();
         InitError::Unparsable { file: format!("{rel}:{}:{}", e.line(), e.column()), why }

@@ -218,13 +218,12 @@ impl Ws<'_> {
     }
 }
 
-/// A package's own `turbo.json`: its file name and task tables. Refused
-/// as turbo refuses it: without `extends: ["//"]`, or with `pkg#task` keys.
-fn package_config(
-    root: &Path,
-    dir: &str,
-    plan: &mut Plan,
-) -> Result<Option<(String, BTreeMap<String, Map<String, Value>>)>> {
+/// A package's own `turbo.json`: its path and its task tables by name.
+type PackageConfig = (String, BTreeMap<String, Map<String, Value>>);
+
+/// A package's own `turbo.json`, refused as turbo refuses it: without
+/// `extends: ["//"]`, or with `pkg#task` keys.
+fn package_config(root: &Path, dir: &str, plan: &mut Plan) -> Result<Option<PackageConfig>> {
     let Some((file, json)) = read_turbo_file(root, dir)? else { return Ok(None) };
     let invalid =
         |why: String, hint: &str| InitError::InvalidPackageConfig { file: file.clone(), why, hint: hint.to_string() };

@@ -306,6 +306,44 @@ fn turbo_bin() -> Option<PathBuf> {
 /// Every planned task of a `--dry=json`: id → (runs a command?, dependencies).
 type Planned = std::collections::BTreeMap<String, (bool, Vec<String>)>;
 
+/// turbo's `--dry=json` plan of `task`, ids renamed by `rename`.
+fn turbo_plan(env: &TestEnv, turbo: &std::path::Path, task: &str, rename: impl Fn(&str) -> String) -> Planned {
+    let vars = [("TURBO_TELEMETRY_DISABLED", "1"), ("TURBO_NO_UPDATE_NOTIFIER", "1"), ("DO_NOT_TRACK", "1")];
+    let out = env.program(turbo, &["run", task, "--dry=json"], &vars);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("turbo --dry=json is JSON");
+    plan["tasks"]
+        .as_array()
+        .expect("turbo lists tasks")
+        .iter()
+        .map(|t| {
+            let deps = t["dependencies"].as_array().expect("dependencies").iter();
+            let mut deps: Vec<String> = deps.map(|d| rename(d.as_str().expect("a task id"))).collect();
+            deps.sort();
+            (rename(t["taskId"].as_str().expect("taskId")), (t["command"] != "<NONEXISTENT>", deps))
+        })
+        .collect()
+}
+
+/// vx's `--dry=json` plan of `task`, after `vx init`.
+fn vx_plan(env: &TestEnv, task: &str) -> Planned {
+    env.vx(&["init"]).assert_success();
+    let out = env.vx(&["run", task, "--dry=json"]);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("vx --dry=json is JSON");
+    plan["tasks"]
+        .as_array()
+        .expect("vx lists tasks")
+        .iter()
+        .map(|t| {
+            let deps = t["dependencies"].as_array().expect("dependencies").iter();
+            let mut deps: Vec<String> = deps.map(|d| d.as_str().expect("a task id").to_string()).collect();
+            deps.sort();
+            (t["id"].as_str().expect("id").to_string(), (t.get("group").is_none(), deps))
+        })
+        .collect()
+}
+
 #[test]
 fn turbo_and_vx_plan_the_same_tasks() {
     let Some(turbo) = turbo_bin() else {
@@ -329,38 +367,31 @@ fn turbo_and_vx_plan_the_same_tasks() {
         "packages/app/turbo.json",
         r#"{ "extends": ["//"], "tasks": { "build": { "dependsOn": ["$TURBO_EXTENDS$", "//#lint"] } } }"#,
     );
-    let vars = [("TURBO_TELEMETRY_DISABLED", "1"), ("TURBO_NO_UPDATE_NOTIFIER", "1"), ("DO_NOT_TRACK", "1")];
-    let turbo_out = env.program(&turbo, &["run", "build", "--dry=json"], &vars);
-    turbo_out.assert_success();
-    let turbo_plan: serde_json::Value = serde_json::from_str(&turbo_out.stdout).expect("turbo --dry=json is JSON");
-    let by_turbo: Planned = turbo_plan["tasks"]
-        .as_array()
-        .expect("turbo lists tasks")
-        .iter()
-        .map(|t| {
-            let id = |s: &str| s.replace("//#", "root#");
-            let deps = t["dependencies"].as_array().expect("dependencies").iter();
-            let mut deps: Vec<String> = deps.map(|d| id(d.as_str().expect("a task id"))).collect();
-            deps.sort();
-            (id(t["taskId"].as_str().expect("taskId")), (t["command"] != "<NONEXISTENT>", deps))
-        })
-        .collect();
-
-    env.vx(&["init"]).assert_success();
-    let vx_out = env.vx(&["run", "build", "--dry=json"]);
-    vx_out.assert_success();
-    let vx_plan: serde_json::Value = serde_json::from_str(&vx_out.stdout).expect("vx --dry=json is JSON");
-    let by_vx: Planned = vx_plan["tasks"]
-        .as_array()
-        .expect("vx lists tasks")
-        .iter()
-        .map(|t| {
-            let deps = t["dependencies"].as_array().expect("dependencies").iter();
-            let mut deps: Vec<String> = deps.map(|d| d.as_str().expect("a task id").to_string()).collect();
-            deps.sort();
-            (t["id"].as_str().expect("id").to_string(), (t.get("group").is_none(), deps))
-        })
-        .collect();
+    let by_turbo = turbo_plan(&env, &turbo, "build", |id| id.replace("//#", "root#"));
     assert!(by_turbo.contains_key("mid#build") && by_turbo.contains_key("root#lint"), "{by_turbo:?}");
-    assert_eq!(by_vx, by_turbo, "vx plans what turbo plans: the same tasks, no-ops as groups, the same edges");
+    assert_eq!(
+        vx_plan(&env, "build"),
+        by_turbo,
+        "vx plans what turbo plans: the same tasks, no-ops as groups, the same edges"
+    );
+}
+
+#[test]
+fn turbo_and_vx_plan_the_same_tasks_in_a_single_package_repository() {
+    let Some(turbo) = turbo_bin() else {
+        eprintln!("skipped: no turbo installed; scripts/test installs it and sets VX_TEST_TURBO");
+        return;
+    };
+    let env = TestEnv::new();
+    env.write(
+        "package.json",
+        r#"{ "name": "solo", "packageManager": "npm@10.8.2", "scripts": { "build": "echo b", "test": "echo t" } }"#,
+    );
+    env.write(
+        "turbo.json",
+        r#"{ "tasks": { "build": { "outputs": ["dist/**"] }, "test": { "dependsOn": ["build", "lint"] }, "lint": {} } }"#,
+    );
+    let by_turbo = turbo_plan(&env, &turbo, "test", |id| format!("solo#{id}"));
+    assert_eq!(by_turbo.len(), 3, "{by_turbo:?}");
+    assert_eq!(vx_plan(&env, "test"), by_turbo, "the root package is the one project in both tools");
 }

@@ -229,9 +229,16 @@ fn a_single_package_repository_is_its_own_project() {
         ),
     );
     env.write("src/index.js", "1;\n");
+    env.write("node_modules/dep/package.json", r#"{ "name": "dep", "scripts": { "test": "exit 1" } }"#);
     let out = env.vx(&["run", "test"]);
     out.assert_success();
     assert_eq!(env.log(), ["solo-test"], "{out}");
+    let inside = env.vx_in(env.root().join("node_modules/dep"), &["show", "--format", "json"]);
+    inside.assert_success();
+    assert!(
+        inside.stdout.contains("\"solo\"") && !inside.stdout.contains("\"dep\""),
+        "an installed package is never the root\n{inside}"
+    );
 
     env.write(
         "turbo.json",

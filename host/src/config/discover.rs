@@ -25,7 +25,10 @@ pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
         {
             return Ok(d.to_path_buf());
         }
-        if nearest_package.is_none() && package_json.is_file() {
+        // An installed package is never the root, even of a single-package
+        // repository.
+        let installed = d.components().any(|c| c.as_os_str() == "node_modules");
+        if nearest_package.is_none() && !installed && package_json.is_file() {
             nearest_package = Some(d.to_path_buf());
         }
         dir = d.parent();

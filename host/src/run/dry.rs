@@ -127,8 +127,11 @@ impl DryPlan<'_> {
                 "  depends on: {}\n",
                 if deps.is_empty() { "-".to_string() } else { deps.join(", ") }
             ));
-            let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
-            out.push_str(&format!("  inputs:     {inputs}\n"));
+            if !task.is_group() {
+                let inputs =
+                    task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
+                out.push_str(&format!("  inputs:     {inputs}\n"));
+            }
             if !task.outputs.is_empty() {
                 out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
             }

@@ -28,6 +28,7 @@ mod reapi_cache;
 mod reapi_exec;
 mod selection;
 mod spec;
+mod task_model;
 mod turbo_compat;
 mod upgrade;
 mod watch;

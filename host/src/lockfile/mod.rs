@@ -51,7 +51,7 @@ mod fixture_tests;
 #[cfg(test)]
 mod perf_tests;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -52,6 +52,9 @@ pub struct Job {
     pub executor: Chosen,
     /// A group task: nothing runs; it succeeds once its dependencies have.
     pub group: bool,
+    /// The project directory and task whose declared outputs are removed
+    /// before it executes (`cache::clear_outputs`); `None` without outputs.
+    pub outputs: Option<(std::path::PathBuf, Task)>,
 }
 
 impl Shared<'_> {
@@ -123,7 +126,8 @@ impl Shared<'_> {
             keep_log: true,
             key: None,
         };
-        Ok(Job { attempt, cache, executor, group: task.is_group() })
+        let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
+        Ok(Job { attempt, cache, executor, group: task.is_group(), outputs })
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -192,6 +196,7 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
+        let cacheable = cacheable && self.clear_outputs().await;
         let ran = self.executor.run(&self.attempt).await;
         let duration = start.elapsed();
         let log_tail = (ran.status != TaskStatus::Succeeded).then(|| log_tail(&ran.log)).flatten();
@@ -234,6 +239,25 @@ impl Job {
             log_tail: None,
         };
         self.record(result, keyed.map(|(_, m)| m))
+    }
+
+    /// Removes the task's old outputs; `false` (with a note) when one could
+    /// not be removed, so this run's outputs are not stored: they might
+    /// hold a stale file.
+    async fn clear_outputs(&self) -> bool {
+        let Some((dir, task)) = self.outputs.clone() else { return true };
+        let cleared = tokio::task::spawn_blocking(move || crate::cache::clear_outputs(&dir, &task, &[])).await;
+        match cleared {
+            Ok(Ok(_)) => true,
+            Ok(Err(why)) => {
+                self.attempt.events.note(&self.attempt.id, &format!("not cached: {why}"));
+                false
+            }
+            Err(e) => {
+                self.attempt.events.note(&self.attempt.id, &format!("not cached: clearing its outputs failed: {e}"));
+                false
+            }
+        }
     }
 
     /// Tells the run the task is settled.

@@ -20,6 +20,7 @@ mod http_cache;
 mod init;
 mod npm_workspaces;
 mod output;
+mod package_managers;
 mod paths;
 mod picker;
 mod plan_views;

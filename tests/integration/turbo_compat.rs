@@ -316,7 +316,7 @@ type Planned = std::collections::BTreeMap<String, (bool, Vec<String>)>;
 /// turbo's `--dry=json` plan of `task`, ids renamed by `rename`.
 fn turbo_plan(env: &TestEnv, turbo: &std::path::Path, task: &str, rename: impl Fn(&str) -> String) -> Planned {
     let vars = [("TURBO_TELEMETRY_DISABLED", "1"), ("TURBO_NO_UPDATE_NOTIFIER", "1"), ("DO_NOT_TRACK", "1")];
-    let out = env.program(turbo, &["run", task, "--dry=json"], &vars);
+    let out = env.tool_in("", turbo, &["run", task, "--dry=json"], &vars);
     out.assert_success();
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("turbo --dry=json is JSON");
     plan["tasks"]

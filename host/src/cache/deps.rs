@@ -164,7 +164,7 @@ fn compute(ws: &Workspace, found: Result<PathBuf, LockfileError>, state: &Path, 
             let mut parts = BTreeMap::new();
             for p in &ws.projects {
                 let slice = lockfile.slice(&p.rel_dir);
-                let digest = crate::lockfile::slice_digest(&slice);
+                let digest = lockfile.slice_digest(&p.rel_dir);
                 keep_slice(state, &digest, &slice);
                 parts.insert(p.rel_dir.clone(), LockPart::Slice(digest).manifest_text());
             }

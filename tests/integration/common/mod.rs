@@ -299,14 +299,11 @@ impl TestEnv {
         out.stdout
     }
 
-    /// Runs another tool (a real `turbo`, say) at the workspace root in the
-    /// same hermetic environment as `vx`, with extra variables.
-    pub fn program(&self, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let mut cmd = self.command(program.to_path_buf());
-        cmd.current_dir(&self.root).args(args);
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
+    /// Runs `program ARGS` in `dir` (relative to the workspace root) with
+    /// the test's environment plus `vars`: a package manager, a packer.
+    pub fn tool_in(&self, dir: &str, program: impl Into<PathBuf>, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut cmd = self.command(program.into());
+        cmd.current_dir(self.root.join(dir)).args(args).envs(vars.iter().copied());
         run(cmd)
     }
 

@@ -167,6 +167,10 @@ pub enum TaskOrigin {
     Script,
     /// A `[tasks.NAME]` table (possibly configuring a script of that name).
     Config,
+    /// A `[tasks.NAME]` table with `depends-on` and neither a `command` nor
+    /// a script of that name: it runs nothing, succeeds when its
+    /// dependencies do and is never cached.
+    Group,
 }
 
 #[derive(Debug, Clone)]
@@ -192,6 +196,13 @@ pub struct Task {
     /// `local` or the name of an executor plugin.
     pub executor: String,
     pub origin: TaskOrigin,
+}
+
+impl Task {
+    /// A group task: nothing to run, only dependencies to wait for.
+    pub fn is_group(&self) -> bool {
+        self.origin == TaskOrigin::Group
+    }
 }
 
 /// What only the root `vx.toml` may set.

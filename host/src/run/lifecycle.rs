@@ -50,6 +50,8 @@ pub struct Job {
     pub attempt: Attempt,
     pub cache: Option<CacheJob>,
     pub executor: Chosen,
+    /// A group task: nothing runs; it succeeds once its dependencies have.
+    pub group: bool,
     /// The project directory and task whose declared outputs are removed
     /// before it executes (`cache::clear_outputs`); `None` without outputs.
     pub outputs: Option<(std::path::PathBuf, Task)>,
@@ -65,6 +67,7 @@ impl Shared<'_> {
     /// persistent (servers stay local), else its own.
     fn executor_of(&self, task: &Task) -> String {
         match &self.opts.executor {
+            Some(_) if task.is_group() => "local".to_string(),
             Some(name) if !task.persistent => name.clone(),
             _ => task.executor.clone(),
         }
@@ -124,7 +127,7 @@ impl Shared<'_> {
             key: None,
         };
         let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
-        Ok(Job { attempt, cache, executor, outputs })
+        Ok(Job { attempt, cache, executor, group: task.is_group(), outputs })
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -155,6 +158,9 @@ impl Job {
     /// Runs the task (or restores it from the cache). Returns its node, its
     /// result and the manifest of its key, when it has one.
     pub async fn run(mut self) -> JobResult {
+        if self.group {
+            return self.settle_group().await;
+        }
         let a = &self.attempt;
         // Waiting for another vx process to finish this task is not part
         // of its duration (history's p50s feed the ETAs).
@@ -211,6 +217,28 @@ impl Job {
             log_tail,
         };
         self.record(result, manifest)
+    }
+
+    /// A group: its key is still computed (from its dependencies' keys) so
+    /// that its dependents can be keyed, but nothing is looked up, run or
+    /// stored.
+    async fn settle_group(self) -> JobResult {
+        let a = &self.attempt;
+        let start = Instant::now();
+        let keyed = match &self.cache {
+            Some(c) => c.compute_key(a.node, &a.id, &a.events).await,
+            None => None,
+        };
+        let result = TaskResult {
+            id: a.id.clone(),
+            status: TaskStatus::Succeeded,
+            duration: start.elapsed(),
+            cache: CacheOutcome::Group,
+            key: keyed.as_ref().map(|(k, _)| k.0.clone()),
+            exit_code: None,
+            log_tail: None,
+        };
+        self.record(result, keyed.map(|(_, m)| m))
     }
 
     /// Removes the task's old outputs; `false` (with a note) when one could

@@ -139,7 +139,8 @@ impl std::fmt::Display for Output {
     }
 }
 
-/// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`.
+/// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`,
+/// with `, N group(s)` before ` in` when group tasks settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     pub run: usize,
@@ -147,6 +148,7 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub cached: usize,
+    pub groups: usize,
 }
 
 impl Summary {
@@ -161,11 +163,21 @@ impl Summary {
             return None;
         }
         let mut numbers = Vec::new();
+        let parts: Vec<&str> = counts.split(", ").collect();
+        let groups = match parts.len() {
+            5 => 0,
+            6 => {
+                let (n, w) = parts[5].split_once(' ')?;
+                let n: usize = n.parse().ok()?;
+                if w != if n == 1 { "group" } else { "groups" } || n == 0 {
+                    return None;
+                }
+                n
+            }
+            _ => return None,
+        };
         let words = ["run", "succeeded", "failed", "skipped", "cached"];
-        if counts.split(", ").count() != words.len() {
-            return None;
-        }
-        for (part, word) in counts.split(", ").zip(words) {
+        for (part, word) in parts.iter().zip(words) {
             let (n, w) = part.split_once(' ')?;
             if w != word {
                 return None;
@@ -173,7 +185,9 @@ impl Summary {
             numbers.push(n.parse().ok()?);
         }
         match numbers[..] {
-            [run, succeeded, failed, skipped, cached] => Some(Summary { run, succeeded, failed, skipped, cached }),
+            [run, succeeded, failed, skipped, cached] => {
+                Some(Summary { run, succeeded, failed, skipped, cached, groups })
+            }
             _ => None,
         }
     }

@@ -255,3 +255,18 @@ fn a_runtime_command_sees_the_strict_environment_of_the_workspace() {
     run(&env, &["run", "build"], &[("TOOLCHAIN", "b"), ("SECRET", "y")]).assert_success();
     assert_eq!(ran(&env), 1, "a global-pass-env variable does, and its output moved");
 }
+
+#[test]
+fn a_group_cannot_have_runtime_inputs() {
+    let env = workspace("", "true", "");
+    env.write(
+        "packages/app/vx.toml",
+        &format!(
+            "[project]\nname = \"app\"\n{}\n[tasks.ci]\ndepends-on = [\"build\"]\nruntime = [\"node --version\"]\n",
+            task("build", "true", "")
+        ),
+    );
+    let out = env.vx(&["run", "ci"]);
+    out.assert_code(2);
+    assert!(out.error_line().contains("it is a group, which cannot have `runtime`"), "{out}");
+}

@@ -1312,6 +1312,27 @@ fn vx_last_prints_a_line_that_runs_the_same_again() {
 }
 
 #[test]
+fn vx_last_after_dash_c_prints_a_line_that_works_from_the_callers_directory() {
+    let env = TestEnv::new();
+    root(&env, "");
+    project(&env, "app", &[], &[task("build", &log("app"), "")]);
+    project(&env, "other", &[], &[task("build", &log("other"), "")]);
+    ok(&env, &["-C", "packages/other", "run", "build"]);
+    assert_eq!(ran(&env), words(&["other"]));
+    let log_file = env.path("replay-log.txt");
+    for from in [".", "packages/app"] {
+        let line = env.vx_in(from, &["last"]);
+        line.assert_success();
+        let line = line.stdout.trim_end().to_string();
+        assert!(line.contains("vx -C packages/other run build"), "the line as typed: {line:?}");
+        assert!(!line.contains("packages/other &&"), "no cd into the -C directory: {line:?}");
+        let _ = std::fs::remove_file(&log_file);
+        paste(&env, &line, &log_file);
+        assert_eq!(std::fs::read_to_string(&log_file).unwrap_or_default(), "other\n", "`{line}` from {from}");
+    }
+}
+
+#[test]
 fn history_records_tags_split_on_the_first_equals_and_hit_counts() {
     let env = TestEnv::new();
     sized_projects(&env, 2, 10, "");

@@ -39,6 +39,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub all: bool,
 
+    /// Run only the named tasks, not the tasks they depend on (order among
+    /// the named ones still holds).
+    #[arg(long, visible_alias = "exclude-dependencies")]
+    pub only: bool,
+
     /// Tasks at once: a positive integer or a share of the cores (`50%`).
     /// Default: the number of cores.
     #[arg(long, value_name = "N|P%")]
@@ -81,6 +86,11 @@ pub struct ExecArgs {
     /// `remote` (the [remote] REAPI server) or an executor plugin's name.
     #[arg(long, value_name = "NAME")]
     pub executor: Option<String>,
+
+    /// Run a failed task again, up to N more times, over each task's own
+    /// `retries` (`--retries 0` turns retries off).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
 
     /// `stream` lines as they come (default) or `grouped` per task when it ends.
     #[arg(long, value_name = "ORDER", default_value = "stream", value_parser = choice::<LogOrder>())]
@@ -128,6 +138,7 @@ impl ExecArgs {
             color: color_enabled(),
             github: github_actions(),
             executor: self.executor,
+            retries: self.retries,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
@@ -137,6 +148,7 @@ impl ExecArgs {
             affected: self.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
             all: self.all,
             cwd: cwd.to_path_buf(),
+            only: self.only,
         };
         Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })
     }

@@ -141,6 +141,8 @@ pub struct Task {
     /// `local` or the name of an executor plugin.
     pub executor: String,
     pub origin: TaskOrigin,
+    /// Attempts after a failed one (`retries`; `--retries` overrides it).
+    pub retries: u32,
 }
 
 /// What only the root `vx.toml` may set.

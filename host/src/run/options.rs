@@ -20,4 +20,7 @@ pub struct RunOptions {
     /// `--executor NAME`: where every task that is not persistent runs
     /// (`local`, `remote`, or an executor plugin), over each task's own.
     pub executor: Option<String>,
+    /// `--retries N`: attempts after a failed one, for every task that ends
+    /// (over each task's own `retries`).
+    pub retries: Option<u32>,
 }

@@ -18,6 +18,8 @@ pub struct Selection {
     pub affected: Option<Option<String>>,
     pub all: bool,
     pub cwd: PathBuf,
+    /// `--only`: the named tasks without the tasks they depend on.
+    pub only: bool,
 }
 
 /// The projects a selection covers.
@@ -68,7 +70,8 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
             return Err(no_such_task(ws, &projects, spec));
         }
     }
-    TaskGraph::build(ws, &roots)
+    let graph = TaskGraph::build(ws, &roots)?;
+    Ok(if sel.only { graph.only_roots() } else { graph })
 }
 
 fn exact_root(ws: &Workspace, id: &TaskId) -> Result<(usize, String)> {

@@ -139,7 +139,8 @@ impl std::fmt::Display for Output {
     }
 }
 
-/// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`.
+/// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`,
+/// with ` (N flaky)` after the successes when some were.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     pub run: usize,
@@ -147,6 +148,7 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub cached: usize,
+    pub flaky: usize,
 }
 
 impl Summary {
@@ -161,19 +163,26 @@ impl Summary {
             return None;
         }
         let mut numbers = Vec::new();
+        let mut flaky = 0;
         let words = ["run", "succeeded", "failed", "skipped", "cached"];
         if counts.split(", ").count() != words.len() {
             return None;
         }
         for (part, word) in counts.split(", ").zip(words) {
-            let (n, w) = part.split_once(' ')?;
+            let (n, mut w) = part.split_once(' ')?;
+            if let Some((succeeded, extra)) = w.split_once(" (").filter(|_| word == "succeeded") {
+                flaky = extra.strip_suffix(" flaky)")?.parse().ok()?;
+                w = succeeded;
+            }
             if w != word {
                 return None;
             }
             numbers.push(n.parse().ok()?);
         }
         match numbers[..] {
-            [run, succeeded, failed, skipped, cached] => Some(Summary { run, succeeded, failed, skipped, cached }),
+            [run, succeeded, failed, skipped, cached] => {
+                Some(Summary { run, succeeded, failed, skipped, cached, flaky })
+            }
             _ => None,
         }
     }

@@ -126,6 +126,15 @@ impl Executor for Chosen {
     }
 }
 
+/// The executor a task runs on: the run's `--executor` for every task that
+/// is not persistent (servers stay local), else the task's own.
+pub fn effective_executor<'a>(task: &'a Task, run_executor: Option<&'a str>) -> &'a str {
+    match run_executor {
+        Some(name) if !task.persistent => name,
+        _ => &task.executor,
+    }
+}
+
 /// The executors of a session: plugins loaded on first use, and the
 /// connection for remote execution, made on first use.
 #[derive(Debug)]
@@ -133,6 +142,8 @@ pub struct Executors {
     root: PathBuf,
     settings: BTreeMap<String, PluginSettings>,
     loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
+    /// Identities of executors computed without preparing a run.
+    identities: Mutex<HashMap<String, Result<String, String>>>,
     remote: remote::RemoteConnection,
 }
 
@@ -142,8 +153,25 @@ impl Executors {
             root: ws.root.clone(),
             settings: ws.plugins.clone(),
             loaded: Mutex::new(HashMap::new()),
+            identities: Mutex::new(HashMap::new()),
             remote: remote::RemoteConnection::new(ws),
         }
+    }
+
+    /// The part of a task's key that executor `name` adds, the same string
+    /// its prepared executor's [`Executor::identity`] gives, found without
+    /// loading a plugin or connecting: keys computed up front (`--dry`,
+    /// `vx why`, a server's restart check) equal the run's.
+    pub fn identity(&self, name: &str) -> Result<String, Refused> {
+        if name == "local" {
+            return Ok(local::Local.identity());
+        }
+        let mut known = self.identities.lock().expect("identities lock poisoned");
+        let found = known.entry(name.to_string()).or_insert_with(|| match name {
+            REMOTE_EXECUTOR => self.remote.identity(),
+            _ => plugin::identity_unloaded(&self.settings, name),
+        });
+        found.clone().map_err(Refused)
     }
 
     /// Where `task` runs: `executor` is its own or the run's `--executor`.

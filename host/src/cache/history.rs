@@ -248,12 +248,13 @@ impl History {
     /// Every task with a flaky run, most recently flaky first.
     pub fn flaky_tasks(&self, limit: usize) -> Result<Vec<FlakyTask>, HistoryError> {
         let mut stmt = self.conn.prepare(
-            "SELECT t.task, COUNT(*), MAX(t.invocation),
-                    (SELECT COUNT(*) FROM task_runs u WHERE u.task = t.task
+            "SELECT f.task, f.flaky, f.last,
+                    (SELECT COUNT(*) FROM task_runs u WHERE u.task = f.task
                         AND u.cache IN ('miss', 'uncached') AND u.status IN ('ok', 'failed', 'timed-out')),
-                    (SELECT i.started_ms FROM invocations i WHERE i.id = MAX(t.invocation))
-             FROM task_runs t WHERE t.status = 'ok' AND t.attempts > 1
-             GROUP BY t.task ORDER BY MAX(t.invocation) DESC, t.task LIMIT ?1",
+                    (SELECT i.started_ms FROM invocations i WHERE i.id = f.last)
+             FROM (SELECT task, COUNT(*) AS flaky, MAX(invocation) AS last FROM task_runs
+                   WHERE status = 'ok' AND attempts > 1 GROUP BY task) f
+             ORDER BY f.last DESC, f.task LIMIT ?1",
         )?;
         let rows = stmt.query_map(params![limit as i64], |row| {
             Ok(FlakyTask {

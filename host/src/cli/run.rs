@@ -55,7 +55,7 @@ pub struct RunArgs {
 
     /// With `--dry=text`: each task's detail (command, dependencies,
     /// inputs, outputs, key, history) under its line.
-    #[arg(long, requires = "dry")]
+    #[arg(long)]
     pub verbose: bool,
 
     /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
@@ -80,6 +80,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let started = std::time::SystemTime::now();
     let command = "run";
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
+    if args.verbose && args.dry.is_none() {
+        return Err(Error::usage("--verbose adds each task's detail to the plan of --dry")
+            .with_hint("add --dry: `vx run build --dry --verbose`"));
+    }
     let mut prepared = args.exec.prepare(cwd, command)?;
     let ws = load_workspace(cwd)?;
     if args.frozen {

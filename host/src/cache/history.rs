@@ -368,7 +368,7 @@ mod tests {
             attempts: 2,
         };
         let failed = TaskRunRecord { status: "failed", attempts: 3, exit_code: Some(1), ..flaky.clone() };
-        let id = h.record(&inv, &[flaky.clone()], &[]).unwrap();
+        let id = h.record(&inv, std::slice::from_ref(&flaky), &[]).unwrap();
         h.record(&inv, &[failed], &[]).unwrap();
         assert_eq!(
             h.flakiness("a#test"),

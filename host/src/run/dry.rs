@@ -107,8 +107,8 @@ impl DryPlan<'_> {
             "root": ws.root,
             "tasks": tasks,
             "prediction": {
-                "wall_ms": self.predicted().then(|| p.wall.as_millis() as u64),
-                "execution_ms": self.predicted().then(|| p.execution.as_millis() as u64),
+                "wall_ms": self.predicted().then_some(p.wall.as_millis() as u64),
+                "execution_ms": self.predicted().then_some(p.execution.as_millis() as u64),
                 "tasks_without_history": p.unknown,
             },
         });

@@ -79,4 +79,19 @@ mod tests {
     fn messages_are_escaped() {
         assert_eq!(escape("50% done\nnext"), "50%25 done%0Anext");
     }
+
+    #[test]
+    fn a_flaky_task_is_a_warning_not_an_error() {
+        use crate::events::TaskResult;
+        let flaky = TaskResult {
+            attempts: 2,
+            failed_attempt: Some("exit code 1".into()),
+            ..TaskResult::not_run("web#test".into(), TaskStatus::Succeeded)
+        };
+        let summary = RunSummary { results: vec![flaky], wall: std::time::Duration::ZERO };
+        assert_eq!(
+            github_annotations(&summary),
+            "::warning title=web#test is flaky::passed on attempt 2; attempt 1 failed: exit code 1\n"
+        );
+    }
 }

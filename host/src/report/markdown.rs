@@ -15,9 +15,13 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
     if !argv.is_empty() {
         let _ = writeln!(out, "`vx {}`\n", argv.join(" ").replace('`', "'"));
     }
+    let flaky = match summary.flaky() {
+        0 => String::new(),
+        n => format!(" ({n} flaky)"),
+    };
     let _ = writeln!(
         out,
-        "{} run, {} succeeded, {} failed, {} skipped, {} cached in {}.\n",
+        "{} run, {} succeeded{flaky}, {} failed, {} skipped, {} cached in {}.\n",
         summary.ran(),
         summary.succeeded(),
         summary.failed(),
@@ -128,6 +132,7 @@ mod tests {
         let md = render(&summary, &[]);
         assert!(md.contains("| `web#test` | flaky (passed on attempt 2; attempt 1 failed: exit code 1) |"), "{md}");
         assert!(md.contains("## Flaky\n\n### `web#test`: passed on attempt 2"), "{md}");
+        assert!(md.contains("1 succeeded (1 flaky), 0 failed"), "{md}");
         assert!(md.contains("```text\nfirst try broke\n```"), "{md}");
         assert!(!md.contains("## Failures"), "{md}");
     }

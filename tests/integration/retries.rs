@@ -115,6 +115,23 @@ fn a_task_that_fails_every_attempt_fails_and_is_not_cached() {
 }
 
 #[test]
+fn a_timed_out_attempt_is_retried() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    // The first attempt waits far past its timeout; the second passes.
+    let command = "n=$(( $(cat tries 2>/dev/null || echo 0) + 1 )); echo $n > tries; [ \"$n\" -ge 2 ] || exec sleep 60";
+    env.write(
+        "packages/app/vx.toml",
+        &format!("[project]\nname = \"app\"\n\n[tasks.build]\ncommand = {command:?}\ntimeout = \"1s\"\nretries = 1\n"),
+    );
+    let out = env.vx_command(&["run", "build"]).env("VX_KILL_GRACE_MS", "300").output();
+    out.assert_success();
+    assert_eq!(tries(&env), 2, "{out}");
+    assert!(out.task_lines("app#build").contains(&"attempt 1 of 2 failed (timed out after 1.00s); retrying"), "{out}");
+    assert_eq!(out.summary().flaky, 1, "{out}");
+}
+
+#[test]
 fn retries_zero_on_the_command_line_turns_a_tasks_retries_off() {
     let env = fixture(2, "retries = 3");
     let out = env.vx(&["run", "build", "--retries", "0"]);

@@ -7,8 +7,11 @@
 #
 #   OLD=path/to/old/vx NEW=path/to/new/vx bench/versus.sh
 #
+# The 500-project workspace also gets a 2,000-package package-lock.json
+# (bench/gen_lockfile.py), which dependency-aware keys read.
+#
 # Settings: OLD, NEW (required), RUNS [11], COLD_RUNS [3], WORK [a temp
-# dir], SHARED_BENCH [../shared/bench].
+# dir], SHARED_BENCH [../shared/bench], LOCKFILE [1; 0 leaves it out].
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OLD=$(realpath "${OLD:?set OLD to the vx binary before the change}")
@@ -17,11 +20,14 @@ SHARED_BENCH=$(realpath "${SHARED_BENCH:-../shared/bench}")
 RUNS=${RUNS:-11}
 COLD_RUNS=${COLD_RUNS:-3}
 WORK=${WORK:-$(mktemp -d)}
+LOCKFILE=${LOCKFILE:-1}
 TIMER="python3 $SHARED_BENCH/timecmd.py"
 
-gen() { # gen N DIR
-  [[ -d "$1" ]] || python3 "$SHARED_BENCH/gen_workspace.py" "$1" --projects "$2" \
+gen() { # gen DIR N
+  [[ -d "$1" ]] && return
+  python3 "$SHARED_BENCH/gen_workspace.py" "$1" --projects "$2" \
     --files-per-project 10 --deps-per-project 3 --seed 1 >/dev/null
+  if [[ "$LOCKFILE" == 1 && "$2" == 500 ]]; then python3 bench/gen_lockfile.py "$1"; fi
 }
 
 # Each binary gets its own copy of the workspace, so their caches and

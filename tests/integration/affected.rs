@@ -1,11 +1,22 @@
 //! `--affected[=REV]` and `[REV]` filters on a real git repository:
 //! committed changes on a branch, uncommitted and untracked files, global
 //! inputs, dependents, and the error when there is nothing to compare to.
+//! `--affected` selects tasks: a change affects the tasks whose inputs it
+//! touches and the tasks that depend on those (a dependent project's
+//! `build` through its `^build`), not every project that depends on the
+//! changed one; `[REV]` filters select projects, with dependents on request.
 
 use crate::common::{TestEnv, log_cmd, project_toml};
 
 /// ui ← web ← site, and lib alone; committed on `main` (or `branch`).
+/// Each `build` stands alone (no `^build`), so a change affects only the
+/// tasks whose inputs it touches.
 fn repo(branch: &str) -> TestEnv {
+    repo_with(branch, &[])
+}
+
+/// [`repo`] with each `build` depending on `depends_on`.
+fn repo_with(branch: &str, depends_on: &[&str]) -> TestEnv {
     let env = TestEnv::new();
     env.write("vx.toml", "[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"package-lock.json\"]\n");
     env.write("package-lock.json", "{}\n");
@@ -13,7 +24,7 @@ fn repo(branch: &str) -> TestEnv {
     for (name, deps) in [("ui", &[][..]), ("web", &["ui"][..]), ("site", &["web"][..]), ("lib", &[][..])] {
         env.write(
             &format!("packages/{name}/vx.toml"),
-            &project_toml(name, deps, &[("build", &log_cmd(&format!("{name}#build")), &[])]),
+            &project_toml(name, deps, &[("build", &log_cmd(&format!("{name}#build")), depends_on)]),
         );
         env.write(&format!("packages/{name}/src/index.js"), &format!("// {name}\n"));
     }
@@ -34,7 +45,23 @@ fn committed_change_on_a_branch_selects_the_project_and_its_dependents() {
     env.git_branch("feature");
     env.write("packages/ui/src/index.js", "// ui, changed\n");
     env.git_commit_all("change ui");
+    assert_eq!(ran(&env, &["run", "build", "--affected"]), ["ui#build"], "no task of web depends on ui's");
+}
+
+#[test]
+fn a_task_that_depends_on_an_affected_task_is_affected() {
+    let env = repo_with("main", &["^build"]);
+    env.git_branch("feature");
+    env.write("packages/ui/src/index.js", "// ui, changed\n");
+    env.git_commit_all("change ui");
     assert_eq!(ran(&env, &["run", "build", "--affected"]), ["site#build", "ui#build", "web#build"]);
+    let env = repo_with("main", &["^build"]);
+    env.write("packages/site/src/index.js", "// site, changed\n");
+    assert_eq!(
+        ran(&env, &["run", "build", "--affected"]),
+        ["site#build", "ui#build", "web#build"],
+        "with its dependencies"
+    );
 }
 
 #[test]
@@ -43,7 +70,7 @@ fn master_is_the_fallback_base() {
     env.git_branch("feature");
     env.write("packages/web/src/index.js", "// web, changed\n");
     env.git_commit_all("change web");
-    assert_eq!(ran(&env, &["run", "build", "--affected"]), ["site#build", "web#build"]);
+    assert_eq!(ran(&env, &["run", "build", "--affected"]), ["web#build"]);
 }
 
 #[test]
@@ -61,7 +88,7 @@ fn untracked_files_count_but_ignored_ones_do_not() {
     env.write("packages/web/dist/out.js", "ignored\n");
     assert!(ran(&env, &["run", "build", "--affected"]).is_empty(), "a git-ignored file changes nothing");
     env.write("packages/web/src/new.js", "// new\n");
-    assert_eq!(ran(&env, &["run", "build", "--affected"]), ["site#build", "web#build"]);
+    assert_eq!(ran(&env, &["run", "build", "--affected"]), ["web#build"]);
 }
 
 #[test]
@@ -104,7 +131,9 @@ fn affected_narrows_a_filter() {
     env.git_branch("feature");
     env.write("packages/ui/src/index.js", "// ui, changed\n");
     env.git_commit_all("change ui");
-    assert_eq!(ran(&env, &["run", "build", "--affected", "--filter", "!site"]), ["ui#build", "web#build"]);
+    assert_eq!(ran(&env, &["run", "build", "--affected", "--filter", "!site"]), ["ui#build"]);
+    env.write("packages/site/src/index.js", "// site, changed\n");
+    assert_eq!(ran(&env, &["run", "build", "--affected", "--filter", "!site"]), ["ui#build"], "site stays out");
 }
 
 #[test]

@@ -10,7 +10,8 @@ use super::key::KeyManifest;
 /// One difference between the last run's key and the current one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
-    /// `command`, `executor`, `env`, `input`, `global-input`, `dependency`, `schema`.
+    /// `command`, `executor`, `env`, `input`, `global-input`, `dependency`,
+    /// `package.json`, `lockfile`, `schema`.
     pub component: &'static str,
     /// `changed`, `added`, `removed`.
     pub kind: &'static str,
@@ -59,6 +60,38 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
     diff_pairs("input", old.files.clone(), new.files.clone(), &mut out);
     diff_pairs("global-input", old.global.clone(), new.global.clone(), &mut out);
     diff_pairs("dependency", old.deps.clone(), new.deps.clone(), &mut out);
+    if old.package_json != new.package_json {
+        out.push(change("package.json", "changed", "the project's package.json"));
+    }
+    if old.lockfile != new.lockfile {
+        out.push(change("lockfile", "changed", "the project's slice of the lockfile"));
+    }
+    out
+}
+
+/// [`diff_manifests`], with a changed lockfile slice told as the packages
+/// that moved (`lodash 4.17.20 → 4.17.21`), read from the slices kept in
+/// `state` (`super::deps`); the plain line stays when they were not kept.
+pub fn diff_explained(old: &KeyManifest, new: &KeyManifest, state: &std::path::Path) -> Vec<Change> {
+    let mut out = diff_manifests(old, new);
+    let Some(at) = out.iter().position(|c| c.component == "lockfile") else { return out };
+    let kept = |m: &KeyManifest| super::deps::kept_slice(state, &m.lockfile);
+    if let (Some(before), Some(after)) = (kept(old), kept(new)) {
+        let moved: Vec<Change> = crate::lockfile::diff_slices(&before, &after)
+            .into_iter()
+            .map(|d| {
+                let kind = match d {
+                    crate::lockfile::DepChange::Added { .. } => "added",
+                    crate::lockfile::DepChange::Removed { .. } => "removed",
+                    _ => "changed",
+                };
+                change("lockfile", kind, d.to_string())
+            })
+            .collect();
+        if !moved.is_empty() {
+            out.splice(at..=at, moved);
+        }
+    }
     out
 }
 
@@ -78,6 +111,8 @@ mod tests {
             files: vec![("src/a".into(), "1".into()), ("src/b".into(), "2".into())],
             global: vec![],
             deps: vec![("x#b".into(), CacheKey("k1".into()))],
+            package_json: String::new(),
+            lockfile: String::new(),
         }
     }
 

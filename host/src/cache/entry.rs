@@ -143,6 +143,8 @@ mod tests {
                 files: Vec::new(),
                 global: Vec::new(),
                 deps: Vec::new(),
+                package_json: String::new(),
+                lockfile: String::new(),
             },
         }
     }

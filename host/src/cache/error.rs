@@ -21,6 +21,9 @@ pub enum CacheError {
     Archive(#[from] ArchiveError),
     #[error("could not write the cache entry: {0}")]
     Write(std::io::Error),
+    /// The workspace lockfile could not be read, so no key would be sound.
+    #[error("{0}")]
+    Lockfile(String),
 }
 
 impl From<CacheError> for crate::Error {

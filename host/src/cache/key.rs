@@ -3,8 +3,10 @@
 //! the cache schema version, the task id, the command, the executor name
 //! and its config, the declared `env` names with their values, every input
 //! file (workspace-relative path and content hash, sorted), the workspace's
-//! global inputs (likewise), and the keys of the tasks it depends on
-//! (sorted by task id). docs/cache.md is the user-facing description.
+//! global inputs (likewise), the keys of the tasks it depends on (sorted
+//! by task id), and what the package manager pins for its project: the
+//! normalised `package.json` and the project's lockfile slice
+//! (`super::deps`). docs/cache.md is the user-facing description.
 //!
 //! The [`KeyManifest`] records what went in, for `--dry=json` and
 //! `vx why` — env names only, never values (a value appears as a digest
@@ -13,10 +15,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::deps::ProjectDeps;
 use crate::config::Command;
 
 /// Bumped whenever the key's recipe changes, so old entries stop matching.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A task's cache key: 64 hex digits of BLAKE3.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -58,6 +61,12 @@ pub struct KeyManifest {
     pub global: Vec<(String, String)>,
     /// `(task id, key)`, sorted.
     pub deps: Vec<(String, CacheKey)>,
+    /// The normalised `package.json` digest (hex), empty without one.
+    #[serde(default)]
+    pub package_json: String,
+    /// The lockfile part: `slice:HEX`, `whole:HEX`, or empty.
+    #[serde(default)]
+    pub lockfile: String,
 }
 
 fn field(h: &mut blake3::Hasher, bytes: &[u8]) {
@@ -77,6 +86,7 @@ pub struct KeyInputs<'a> {
     pub files: &'a [(String, blake3::Hash)],
     pub global: &'a [(String, blake3::Hash)],
     pub deps: &'a [(String, CacheKey)],
+    pub package: &'a ProjectDeps,
 }
 
 impl KeyInputs<'_> {
@@ -130,6 +140,12 @@ impl KeyInputs<'_> {
             field(&mut h, id.as_bytes());
             field(&mut h, key.0.as_bytes());
         }
+        let package_json = self.package.package_json.map(|d| d.to_hex().to_string()).unwrap_or_default();
+        let lockfile = self.package.lockfile.manifest_text();
+        field(&mut h, b"package.json");
+        field(&mut h, package_json.as_bytes());
+        field(&mut h, b"lockfile");
+        field(&mut h, lockfile.as_bytes());
         let key = CacheKey(h.finalize().to_hex().to_string());
         let hex =
             |list: &[(String, blake3::Hash)]| list.iter().map(|(p, h)| (p.clone(), h.to_hex().to_string())).collect();
@@ -143,6 +159,8 @@ impl KeyInputs<'_> {
             files: hex(self.files),
             global: hex(self.global),
             deps: self.deps.to_vec(),
+            package_json,
+            lockfile,
         };
         (key, manifest)
     }
@@ -151,6 +169,9 @@ impl KeyInputs<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::LockPart;
+
+    const NO_PACKAGE: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPart::None };
 
     fn key(cmd: &str, env: &[(String, Option<String>)], files: &[(String, blake3::Hash)]) -> CacheKey {
         let command = Command::Shell(cmd.into());
@@ -163,6 +184,7 @@ mod tests {
             files,
             global: &[],
             deps: &[],
+            package: &NO_PACKAGE,
         };
         inputs.compute(&[7; 32]).0
     }
@@ -193,6 +215,7 @@ mod tests {
             files: &[],
             global: &[],
             deps: &[],
+            package: &NO_PACKAGE,
         }
         .compute(&[1; 32]);
         let json = serde_json::to_string(&manifest).unwrap();

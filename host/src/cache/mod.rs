@@ -12,19 +12,25 @@
 //! |------|------|
 //! | `hasher` | BLAKE3 of files, the stat index under `.vx/` |
 //! | `inputs` | which files are a task's inputs and outputs (globs, `.gitignore`) |
+//! | `anchored` | root-anchored (`/…`) input globs, split from project-relative ones |
 //! | `key` | the key recipe and its manifest |
 //! | `entry` | the on-disk entry format and its verification |
 //! | `store` | the local store: atomic writes, verified reads, retention |
 //! | `backend` | [`Backend`], the interface of every tier, and the local store as one |
 //! | `remote` | the remote tier: a backend, its failures counted, its warnings |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
+//! | `clear` | old outputs removed before a task executes |
+//! | `deps` | what keys take from `package.json` and the lockfile, memoised |
 //! | `mode` | `--cache` access per tier |
 //! | `diff` | which key components changed between two runs (`vx why`) |
 //! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
 //! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
 
+mod anchored;
 mod archive;
 mod backend;
+mod clear;
+mod deps;
 mod diff;
 mod entry;
 mod error;
@@ -41,9 +47,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use anchored::{InputGlobs, InputMatcher, is_anchored};
 pub use archive::{ArchiveError, Member, Restored, pack_members, read_members};
 pub use backend::{Backend, BackendError};
-pub use diff::{Change, diff_manifests};
+pub use clear::{ClearError, clear_outputs};
+pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
+pub use diff::{Change, diff_explained, diff_manifests};
 pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use hasher::FileHasher;
@@ -67,6 +76,8 @@ pub struct Cache {
     pub force: bool,
     env_secret: [u8; 32],
     global: Vec<(String, blake3::Hash)>,
+    /// Each project's `package.json` and lockfile slice digests.
+    deps: DepsTable,
     /// Project directories that hold other projects, with those (rare, so
     /// a task's walk looks them up instead of comparing every project).
     nested: std::collections::HashMap<PathBuf, Vec<PathBuf>>,
@@ -120,6 +131,7 @@ impl Cache {
             force,
             env_secret,
             global: Vec::new(),
+            deps: DepsTable::load(ws, &state),
             nested: nested_projects(ws),
             max_size: ws.cache.max_size,
             max_age: ws.cache.max_age,
@@ -216,7 +228,8 @@ impl Cache {
 
     /// [`Cache::input_files`] with the `lstat` the walk took of each.
     fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, CacheError> {
-        let filter = self.filter(task.inputs.as_deref(), &task.outputs)?;
+        let globs = InputGlobs::split(task.inputs.as_deref());
+        let filter = self.filter(globs.project.as_deref(), &task.outputs)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
         let mut files = list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
@@ -225,6 +238,13 @@ impl Cache {
             for f in &mut files {
                 f.rel = format!("{prefix}/{}", f.rel);
             }
+        }
+        if globs.has_anchored() {
+            // Workspace-relative already; a file that both lists hold once.
+            let anchored = self.filter(Some(&globs.anchored), &[])?;
+            files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
+            files.sort();
+            files.dedup_by(|a, b| a.rel == b.rel);
         }
         Ok(files)
     }
@@ -278,6 +298,10 @@ impl Cache {
             task.env.iter().map(|name| (name.clone(), std::env::var(name).ok())).collect();
         let mut deps = deps.to_vec();
         deps.sort();
+        let project = self.deps.of(project_dir);
+        if let LockPart::Unreadable(why) = &project.lockfile {
+            return Err(CacheError::Lockfile(why.clone()));
+        }
         let inputs = KeyInputs {
             task: id,
             command: &task.command,
@@ -287,6 +311,7 @@ impl Cache {
             files: &files,
             global: &self.global,
             deps: &deps,
+            package: project,
         };
         Ok(inputs.compute(&self.env_secret))
     }

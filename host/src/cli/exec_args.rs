@@ -24,6 +24,11 @@ pub struct ExecArgs {
     #[arg(value_name = "TASK", add = ArgValueCompleter::new(complete_tasks))]
     pub tasks: Vec<String>,
 
+    /// Arguments after `--`, appended (shell-quoted) to the command of each
+    /// named task, not to its dependencies: `vx run test -- --coverage`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub pass_through: Vec<String>,
+
     /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
     /// dependencies), `...name` (with its dependents), `[REV]` (changed since
     /// REV), `!name` (exclude). Repeatable; the union is taken.
@@ -149,6 +154,7 @@ impl ExecArgs {
             all: self.all,
             cwd: cwd.to_path_buf(),
             only: self.only,
+            pass_through: self.pass_through,
         };
         Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })
     }

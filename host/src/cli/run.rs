@@ -85,7 +85,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
             .with_hint("add --dry: `vx run build --dry --verbose`"));
     }
     let mut prepared = args.exec.prepare(cwd, command)?;
-    let ws = load_workspace(cwd)?;
+    let mut ws = load_workspace(cwd)?;
     if args.frozen {
         crate::lock::check_frozen(&ws)?;
     }
@@ -99,6 +99,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     } else {
         argv
     };
+    crate::run::apply_pass_through(&mut ws, &prepared.selection.tasks, &prepared.selection.pass_through);
     let graph = plan(&ws, &prepared.selection)?;
     let cache = prepared.open_cache(&ws)?;
     if let Some(path) = &args.graph {
@@ -107,6 +108,12 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     if let Some(format) = args.dry {
         print_dry(&ws, &graph, &cache, &prepared.opts, format, args.verbose);
+        return Ok(0);
+    }
+    if graph.is_empty()
+        && let Some(rev) = &prepared.selection.affected
+    {
+        println!("nothing affected since {}", crate::graph::base_label(&ws, rev.as_deref()));
         return Ok(0);
     }
     let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;

@@ -1,5 +1,6 @@
 //! `vx why TASK`: why a task's key differs from its last run's — which
-//! input files, env names, dependency keys or command changed.
+//! input files, env names, dependency keys, command, `package.json` or
+//! locked dependencies (`lodash 4.17.20 → 4.17.21`) changed.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::choice::{Format, choice};
-use crate::cache::{Cache, CacheKey, CacheMode, Change, History, diff_manifests, state_dir};
+use crate::cache::{Cache, CacheKey, CacheMode, Change, History, diff_explained, state_dir};
 use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
@@ -79,7 +80,7 @@ fn explain(ws: &Workspace, id: &TaskId, cache_dir: Option<PathBuf>, cwd: &Path) 
     let last = history.last_manifest(&id.to_string()).map_err(unreadable)?;
     let stored = cache.store.contains(&key);
     let (last_key, changes) = match last {
-        Some((last_key, last_manifest)) => (Some(last_key), diff_manifests(&last_manifest, &manifest)),
+        Some((last_key, last_manifest)) => (Some(last_key), diff_explained(&last_manifest, &manifest, &state_dir(ws))),
         None => (None, Vec::new()),
     };
     Ok(Explanation { key, stored, last_key, changes })

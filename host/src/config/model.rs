@@ -66,6 +66,9 @@ pub struct Project {
     pub deps: Vec<usize>,
     pub tags: Vec<String>,
     pub tasks: BTreeMap<String, Task>,
+    /// The normalised digest of the project's `package.json`, when it has
+    /// one: part of every one of its tasks' keys.
+    pub package_json: Option<blake3::Hash>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,11 @@ pub struct PackageJson {
     #[serde(default, rename = "devDependencies")]
     pub dev_dependencies: BTreeMap<String, serde_json::Value>,
     pub workspaces: Option<Workspaces>,
+    /// The digest of the whole file in normal form (key order and
+    /// formatting do not count), part of every task's key
+    /// (`crate::lockfile::PackageJson`).
+    #[serde(skip)]
+    pub digest: Option<blake3::Hash>,
 }
 
 /// npm and yarn accept a list, yarn 1 also `{ "packages": [...] }`.
@@ -58,12 +63,18 @@ pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ConfigError::Read { path, source }),
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
+    let invalid = |e: serde_json::Error| -> ConfigError {
         let location = format!("{}:{}:{}", relative_display(root, &path).display(), e.line(), e.column());
         Diagnostic::new(location, format_args!("invalid package.json: {}", strip_position(&e.to_string())))
             .with_hint("fix the JSON syntax")
             .into()
-    })
+    };
+    let mut pkg: PackageJson = serde_json::from_str(&text).map_err(invalid)?;
+    // The typed read above skips what vx does not use; the key takes the
+    // whole file, so it is read once more as a value. Both are parses of
+    // a small file already in memory.
+    pkg.digest = crate::lockfile::PackageJson::from_text(&text).ok().map(|p| p.digest());
+    Ok(Some(pkg))
 }
 
 #[derive(Debug, Default, Deserialize)]

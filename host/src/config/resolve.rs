@@ -86,7 +86,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     // Project ids are indices into the name-sorted list: sort before any
     // index is taken.
     all.sort_by_cached_key(project_name);
-    let projects = resolve_projects(&all)?;
+    let projects = resolve_projects(root, &all)?;
     Ok(Workspace::new(root.to_path_buf(), projects, settings, config_files))
 }
 
@@ -129,7 +129,7 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) ->
 }
 
 /// Names, project dependencies and tasks, with every reference checked.
-fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
+fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
     let names: Vec<String> = all.iter().map(project_name).collect();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, name) in names.iter().enumerate() {
@@ -149,7 +149,7 @@ fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
         }
     }
     let task_names: Vec<BTreeSet<String>> = all.iter().map(declared_task_names).collect();
-    let ctx = RefContext { names: &names, index: &index, task_names: &task_names };
+    let ctx = RefContext { names: &names, index: &index, task_names: &task_names, root };
 
     all.iter()
         .enumerate()
@@ -171,6 +171,7 @@ fn resolve_projects(all: &[Files]) -> Result<Vec<Project>> {
                 deps,
                 tags,
                 tasks,
+                package_json: files.pkg.as_ref().and_then(|p| p.digest),
             })
         })
         .collect()

@@ -21,6 +21,9 @@ pub struct RefContext<'a> {
     pub index: &'a HashMap<&'a str, usize>,
     /// Per project, every task name its files declare.
     pub task_names: &'a [BTreeSet<String>],
+    /// The workspace root, to tell a root-anchored input from a path of
+    /// this machine.
+    pub root: &'a Path,
 }
 
 impl RefContext<'_> {
@@ -94,6 +97,9 @@ fn configured_task(
     };
     for out in raw.outputs.iter().flatten() {
         check_inside_project(out, source, "outputs")?;
+    }
+    for input in raw.inputs.iter().flatten() {
+        check_anchored_input(input, source, ctx.root)?;
     }
     check_env_names(raw, source)?;
     let inputs = strings(&raw.inputs);
@@ -262,6 +268,26 @@ fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> R
         return Err(source
             .error(Some(glob.span()), format!("`{g}` in `{key}` leaves the project"))
             .with_hint(format!("{key} are relative to the project directory and may not use `..` or absolute paths")));
+    }
+    Ok(())
+}
+
+/// A root-anchored input (`/tsconfig.base.json`) is relative to the
+/// workspace root: it may not leave it with `..`, and one that spells the
+/// root's own absolute path is a path of this machine, which a key shared
+/// with other machines cannot use.
+fn check_anchored_input(glob: &Spanned<String>, source: &Source, root: &Path) -> Result<(), Diagnostic> {
+    let g = glob.get_ref().trim_start_matches('!');
+    let Some(rel) = g.strip_prefix('/') else { return Ok(()) };
+    if rel.split('/').any(|part| part == "..") {
+        return Err(source
+            .error(Some(glob.span()), format!("`{g}` in `inputs` leaves the workspace"))
+            .with_hint("an input starting with `/` is relative to the workspace root and may not use `..`"));
+    }
+    if let Ok(inside) = Path::new(g).strip_prefix(root) {
+        return Err(source.error(Some(glob.span()), format!("`{g}` in `inputs` is a path of this machine")).with_hint(
+            format!("an input starting with `/` is relative to the workspace root: write `/{}`", inside.display()),
+        ));
     }
     Ok(())
 }

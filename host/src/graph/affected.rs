@@ -1,11 +1,20 @@
-//! Which projects changed against a git revision: files that differ between
-//! the merge base and the working tree (committed, staged, unstaged), plus
-//! untracked files that are not ignored, mapped to the deepest project that
-//! contains them. A changed global input affects every project.
+//! What changed against a git revision: files that differ between the
+//! merge base and the working tree (committed, staged, unstaged), plus
+//! untracked files that are not ignored.
+//!
+//! `[REV]` filters and `vx show --affected` map them to projects (the
+//! deepest project containing each); `--affected` maps them to tasks
+//! ([`affected_tasks`]): a task is affected when a changed file is one of
+//! its inputs (project-relative or root-anchored), its project's
+//! `vx.toml` or `package.json`, a global input, the root `vx.toml` or the
+//! lockfile, or when a task it depends on is affected. A changed global
+//! input affects every project and task.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use super::TaskGraph;
+use crate::cache::InputMatcher;
 use crate::config::Workspace;
 use crate::error::{Error, Result};
 use crate::guard::run_tool;
@@ -27,6 +36,59 @@ pub fn changed_projects(ws: &Workspace, rev: Option<&str>) -> Result<BTreeSet<us
         }
     }
     Ok(out)
+}
+
+/// The nodes of `graph` that the changed `files` affect, with every node
+/// that depends on one of them (see the module docs).
+pub fn affected_tasks(ws: &Workspace, graph: &TaskGraph, files: &[PathBuf]) -> Result<BTreeSet<usize>> {
+    let globals = global_matcher(ws)?;
+    let in_root: Vec<(&PathBuf, String)> =
+        files.iter().filter_map(|f| Some((f, f.strip_prefix(&ws.root).ok()?.to_string_lossy().into_owned()))).collect();
+    let everything = in_root.iter().any(|(_, rel)| {
+        globals.is_match(rel) || rel == "vx.toml" || crate::lockfile::LOCKFILE_NAMES.iter().any(|(n, _)| rel == n)
+    });
+    if everything {
+        return Ok((0..graph.len()).collect());
+    }
+    let owners: Vec<Option<usize>> = in_root.iter().map(|(f, _)| ws.project_containing(f)).collect();
+    let mut out = BTreeSet::new();
+    for (n, node) in graph.nodes.iter().enumerate() {
+        let project = &ws.projects[node.project];
+        let task = &project.tasks[&node.id.task];
+        let inputs = InputMatcher::new(task.inputs.as_deref(), &task.outputs)?;
+        let hit = in_root.iter().zip(&owners).any(|((file, rel), owner)| {
+            let own = (*owner == Some(node.project)).then(|| file.strip_prefix(&project.dir).ok()).flatten();
+            let own = own.map(|r| r.to_string_lossy().into_owned());
+            is_manifest(own.as_deref()) || inputs.matches(own.as_deref(), rel)
+        });
+        if hit {
+            out.insert(n);
+        }
+    }
+    let mut stack: Vec<usize> = out.iter().copied().collect();
+    while let Some(n) = stack.pop() {
+        for &d in &graph.dependents[n] {
+            if out.insert(d) {
+                stack.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A project's own `vx.toml` or `package.json`: a change there can change
+/// any of its tasks (its definition, its key), whatever their inputs.
+fn is_manifest(in_project: Option<&str>) -> bool {
+    matches!(in_project, Some("vx.toml" | "package.json"))
+}
+
+/// What `--affected` compared against, for `nothing affected since REV`.
+pub fn base_label(ws: &Workspace, rev: Option<&str>) -> String {
+    match rev {
+        Some(rev) => rev.to_string(),
+        None if merge_base(ws, "main").is_ok() => "main".to_string(),
+        None => "master".to_string(),
+    }
 }
 
 fn global_matcher(ws: &Workspace) -> Result<globset::GlobSet> {
@@ -51,7 +113,8 @@ fn git(ws: &Workspace, args: &[&str]) -> Result<String> {
     Ok(out.stdout)
 }
 
-fn changed_files(ws: &Workspace, rev: Option<&str>) -> Result<Vec<PathBuf>> {
+/// Every file changed since `rev` (see the module docs), absolute.
+pub fn changed_files(ws: &Workspace, rev: Option<&str>) -> Result<Vec<PathBuf>> {
     let top = git(ws, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         Error::usage(format!("{} is not inside a git repository", ws.root.display()))
             .with_hint(format!("--affected compares against git history ({})", e.message))

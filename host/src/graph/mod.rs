@@ -10,7 +10,7 @@ mod only;
 mod select;
 mod walk;
 
-pub use affected::changed_projects;
+pub use affected::{affected_tasks, base_label, changed_files, changed_projects};
 pub use build::{Node, TaskGraph};
 pub use dot::to_dot;
 pub use id::TaskId;

@@ -109,6 +109,9 @@ fn upgrading_a_dependency_of_web_moves_webs_slice_and_no_other() {
         let (before, after) = (open(format, "before"), open(format, "after"));
         assert_eq!(names(&after, "apps/web"), WEB_UPGRADED, "{format}");
         assert_ne!(before.slice_digest("apps/web"), after.slice_digest("apps/web"), "{format}");
+        for dir in ["", "apps/web", "apps/api", "packages/ui"] {
+            assert!(before.is_complete(dir) && after.is_complete(dir), "{format}: {dir:?} resolves every dependency");
+        }
         for dir in ["", "apps/api", "packages/ui"] {
             assert_eq!(before.slice_digest(dir), after.slice_digest(dir), "{format}: {dir:?}");
             assert_eq!(before.slice(dir), after.slice(dir), "{format}: {dir:?}");

@@ -29,6 +29,8 @@ pub(crate) struct GraphBuilder {
     pins: Vec<ResolvedDep>,
     edges: Vec<Vec<NodeId>>,
     projects: HashMap<String, Vec<NodeId>>,
+    /// Projects with a dependency the lockfile does not resolve.
+    unresolved: std::collections::HashSet<String>,
 }
 
 impl GraphBuilder {
@@ -46,6 +48,14 @@ impl GraphBuilder {
     /// [`project_key`], so `.`, `./apps/web/` and `apps/web` are one project.
     pub(crate) fn add_project(&mut self, dir: &str, direct: impl IntoIterator<Item = NodeId>) {
         self.projects.entry(project_key(dir).to_string()).or_default().extend(direct);
+    }
+
+    /// Records that a dependency of the project at `dir` resolved to no
+    /// entry (a specifier the format spells in a way vx does not follow):
+    /// its slice is incomplete, and `Lockfile::slice_digest` takes the
+    /// whole lockfile for it rather than miss what moved.
+    pub(crate) fn mark_unresolved(&mut self, dir: &str) {
+        self.unresolved.insert(project_key(dir).to_string());
     }
 
     pub(crate) fn build(self) -> DepGraph {
@@ -71,7 +81,8 @@ impl GraphBuilder {
             .projects
             .into_iter()
             .map(|(dir, direct)| {
-                let project = Project { direct, digest: OnceLock::new() };
+                let complete = !self.unresolved.contains(&dir);
+                let project = Project { direct, complete, digest: OnceLock::new() };
                 (dir, project)
             })
             .collect();
@@ -97,12 +108,20 @@ pub(crate) struct DepGraph {
 #[derive(Debug)]
 struct Project {
     direct: Vec<NodeId>,
+    /// Every dependency of its manifest resolved to an entry.
+    complete: bool,
     digest: OnceLock<DepsDigest>,
 }
 
 impl DepGraph {
     pub(crate) fn has_project(&self, dir: &str) -> bool {
         self.projects.contains_key(project_key(dir))
+    }
+
+    /// Whether every dependency of the project resolved (an unknown
+    /// project has none, so it is complete).
+    pub(crate) fn is_complete(&self, dir: &str) -> bool {
+        self.projects.get(project_key(dir)).is_none_or(|p| p.complete)
     }
 
     pub(crate) fn projects(&self) -> impl Iterator<Item = &str> {

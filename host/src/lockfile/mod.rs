@@ -51,7 +51,7 @@ mod fixture_tests;
 #[cfg(test)]
 mod perf_tests;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -72,6 +72,9 @@ pub struct Lockfile {
     path: PathBuf,
     format: LockfileFormat,
     graph: DepGraph,
+    /// The digest of the file's text, for the slices of projects with a
+    /// dependency the file does not resolve.
+    text_digest: blake3::Hash,
 }
 
 /// The format and version a lockfile was read as.
@@ -128,7 +131,8 @@ impl Lockfile {
             LockfileKind::Bun => bun::parse(&text),
         };
         let (format, graph) = parsed.map_err(|p| p.at(path))?;
-        Ok(Self { path: path.to_path_buf(), format, graph })
+        let text_digest = blake3::hash(text.as_bytes());
+        Ok(Self { path: path.to_path_buf(), format, graph, text_digest })
     }
 
     pub fn path(&self) -> &Path {
@@ -148,9 +152,25 @@ impl Lockfile {
     }
 
     /// `slice_digest(&self.slice(dir))`, without copying the slice, and
-    /// computed once per project however often it is asked for.
+    /// computed once per project however often it is asked for. For a
+    /// project with a dependency the lockfile does not resolve
+    /// ([`Lockfile::is_complete`]), the whole file's text joins it: vx
+    /// cannot tell what that dependency pins, so any change counts.
     pub fn slice_digest(&self, project_rel_dir: &str) -> DepsDigest {
-        self.graph.slice_digest(project_rel_dir)
+        let digest = self.graph.slice_digest(project_rel_dir);
+        if self.graph.is_complete(project_rel_dir) {
+            return digest;
+        }
+        let mut h = blake3::Hasher::new_derive_key("vx lockfile incomplete slice v1");
+        h.update(digest.0.as_bytes());
+        h.update(self.text_digest.as_bytes());
+        DepsDigest(h.finalize())
+    }
+
+    /// Whether every dependency of the project's manifest resolved to a
+    /// lockfile entry.
+    pub fn is_complete(&self, project_rel_dir: &str) -> bool {
+        self.graph.is_complete(project_rel_dir)
     }
 
     /// Whether the lockfile knows `project_rel_dir` as the root or a

@@ -63,7 +63,7 @@ fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
     }
 
     let mut graph = GraphBuilder::default();
-    let mut by_descriptor: HashMap<&str, Target> = HashMap::new();
+    let mut by_descriptor: HashMap<String, Target> = HashMap::new();
     let mut workspaces = Vec::new();
     let mut packages = Vec::new();
     for (key, entry) in &entries {
@@ -87,17 +87,23 @@ fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
             }
         };
         for descriptor in key.split(", ") {
-            by_descriptor.insert(descriptor.trim(), target);
+            by_descriptor.insert(descriptor.trim().to_string(), target);
+            // `file:` and `portal:` descriptors are bound to the workspace
+            // that wrote them: `x@file:../x.tgz::locator=web%40workspace%3Aapps%2Fweb`.
+            if let Some((bare, locator)) = descriptor.trim().split_once("::locator=") {
+                by_descriptor.insert(format!("{bare}::locator={}", percent_decode(locator)), target);
+            }
         }
     }
-    let resolve = |name: &str, range: &str| {
-        let target = by_descriptor
+    let lookup = |name: &str, range: &str| {
+        by_descriptor
             .get(format!("{name}@{range}").as_str())
-            .or_else(|| by_descriptor.get(format!("{name}@npm:{range}").as_str()));
-        match target {
-            Some(Target::Node(node)) => Some(*node),
-            Some(Target::Workspace) | None => None,
-        }
+            .or_else(|| by_descriptor.get(format!("{name}@npm:{range}").as_str()))
+            .copied()
+    };
+    let resolve = |name: &str, range: &str| match lookup(name, range) {
+        Some(Target::Node(node)) => Some(node),
+        Some(Target::Workspace) | None => None,
     };
     for (from, entry) in packages {
         for (name, range) in &entry.dependencies {
@@ -107,11 +113,45 @@ fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
         }
     }
     for (dir, entry) in workspaces {
-        let direct: Vec<NodeId> =
-            entry.dependencies.iter().filter_map(|(name, range)| resolve(name, &range.0)).collect();
+        let locator = entry.resolution.as_deref().unwrap_or_default();
+        let mut direct = Vec::new();
+        let mut complete = true;
+        for (name, range) in &entry.dependencies {
+            let bound = format!("{name}@{}::locator={locator}", range.0);
+            match lookup(name, &range.0).or_else(|| by_descriptor.get(&bound).copied()) {
+                Some(Target::Node(node)) => direct.push(node),
+                Some(Target::Workspace) => {}
+                None => complete = false,
+            }
+        }
         graph.add_project(dir, direct);
+        if !complete {
+            graph.mark_unresolved(dir);
+        }
     }
     Ok((LockfileFormat::YarnBerry(version), graph.build()))
+}
+
+/// `%40` → `@`, as yarn writes a locator into a descriptor (an invalid
+/// escape is kept as it is).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = || std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex()) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Clone, Copy)]
@@ -131,6 +171,13 @@ pub(crate) fn descriptor_name(descriptor: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locators_are_percent_decoded() {
+        assert_eq!(percent_decode("web%40workspace%3Aapps%2Fweb"), "web@workspace:apps/web");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
 
     #[test]
     fn descriptor_names_keep_their_scope() {

@@ -78,15 +78,40 @@ fn graph(entries: &[Entry], manifests: &[Manifest]) -> DepGraph {
     // is the workspace, even if some package's same descriptor is locked.
     let workspace_names: Vec<&str> = manifests.iter().filter_map(|m| m.name.as_deref()).collect();
     for m in manifests {
-        let direct: Vec<NodeId> = m
-            .deps
-            .iter()
-            .filter(|(name, _)| !workspace_names.contains(&name.as_str()))
-            .filter_map(|(name, range)| resolve(name, range))
-            .collect();
+        let mut direct = Vec::new();
+        let mut complete = true;
+        for (name, range) in m.deps.iter().filter(|(name, _)| !workspace_names.contains(&name.as_str())) {
+            match resolve(name, range).or_else(|| root_relative(&m.dir, range).and_then(|r| resolve(name, &r))) {
+                Some(node) => direct.push(node),
+                None => complete = false,
+            }
+        }
         graph.add_project(&m.dir, direct);
+        if !complete {
+            graph.mark_unresolved(&m.dir);
+        }
     }
     graph.build()
+}
+
+/// A `file:` specifier as yarn classic locks it: relative to the workspace
+/// root rather than to the manifest that wrote it (`file:../../vendor/x.tgz`
+/// in `apps/web` is locked as `file:vendor/x.tgz`, or `file:../vendor/x.tgz`
+/// for a directory beside the root).
+fn root_relative(manifest_dir: &str, range: &str) -> Option<String> {
+    let path = range.strip_prefix("file:")?;
+    let joined = std::path::Path::new(manifest_dir).join(path);
+    let mut parts: Vec<&str> = Vec::new();
+    let mut ups = 0;
+    for part in joined.to_str()?.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.pop().is_none() => ups += 1,
+            ".." => {}
+            other => parts.push(other),
+        }
+    }
+    Some(format!("file:{}{}", "../".repeat(ups), parts.join("/")))
 }
 
 /// The package a descriptor installs: its name, or for an npm alias
@@ -288,6 +313,14 @@ mod tests {
                 other => panic!("{text:?} gave {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn file_specifiers_are_locked_relative_to_the_root() {
+        assert_eq!(root_relative("apps/web", "file:../../vendor/x.tgz").as_deref(), Some("file:vendor/x.tgz"));
+        assert_eq!(root_relative("apps/web", "file:../../../vendor/x.tgz").as_deref(), Some("file:../vendor/x.tgz"));
+        assert_eq!(root_relative("", "file:./x").as_deref(), Some("file:x"));
+        assert_eq!(root_relative("apps/web", "^1.0.0"), None);
     }
 
     #[test]

@@ -63,6 +63,8 @@ impl DryPlan<'_> {
                     "global_inputs": manifest.global.len(),
                     "env": manifest.env.iter().map(|e| &e.name).collect::<Vec<_>>(),
                     "dependencies": manifest.deps.iter().map(|(id, key)| json!({"id": id, "key": key})).collect::<Vec<_>>(),
+                    "package_json": manifest.package_json,
+                    "lockfile": manifest.lockfile,
                 }),
             ),
             Err(why) => (None, status, json!({ "error": why })),

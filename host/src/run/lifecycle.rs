@@ -53,6 +53,9 @@ pub struct Job {
     pub executor: Chosen,
     /// Attempts allowed after a failed one (0 for a persistent task).
     pub retries: u32,
+    /// The project directory and task whose declared outputs are removed
+    /// before it executes (`cache::clear_outputs`); `None` without outputs.
+    pub outputs: Option<(std::path::PathBuf, Task)>,
 }
 
 impl Shared<'_> {
@@ -119,7 +122,8 @@ impl Shared<'_> {
             key: None,
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
-        Ok(Job { attempt, cache, executor, retries })
+        let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
+        Ok(Job { attempt, cache, executor, retries, outputs })
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -191,7 +195,8 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
-        let (ran, tries) = self.run_attempts().await;
+        let (ran, tries, cleared) = self.run_attempts(cacheable).await;
+        let cacheable = cacheable && cleared;
         let duration = start.elapsed();
         let log_tail = match (&ran.status, &tries.failed_tail) {
             (TaskStatus::Succeeded, tail) => tail.clone(),
@@ -222,10 +227,15 @@ impl Job {
     /// while retries are left and vx is not stopping. Each failed attempt
     /// is a note; a pass after one marks the task flaky. Only the last
     /// attempt's log is kept, so a passing attempt's is what gets cached.
-    async fn run_attempts(&self) -> (super::exec::Ran, Tries) {
+    /// A cacheable task's outputs are removed before every attempt, so a
+    /// failed attempt's files never reach the passing one's entry; the
+    /// `bool` is `false` when a removal failed (the result is then not
+    /// stored).
+    async fn run_attempts(&self, cacheable: bool) -> (super::exec::Ran, Tries, bool) {
         let a = &self.attempt;
         let total = self.retries.saturating_add(1);
         let mut tries = Tries { attempts: 1, failed_why: None, failed_tail: None };
+        let mut cleared = !cacheable || self.clear_outputs().await;
         let mut ran = self.executor.run(a).await;
         while let Some(why) = failure(&ran.status) {
             if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
@@ -235,12 +245,32 @@ impl Job {
             tries.failed_tail = log_tail(&ran.log);
             tries.failed_why = Some(why);
             tries.attempts += 1;
+            cleared &= !cacheable || self.clear_outputs().await;
             ran = self.executor.run(a).await;
         }
         if ran.status == TaskStatus::Succeeded && tries.attempts > 1 {
             a.events.note(&a.id, &format!("flaky: passed on attempt {} of {total}", tries.attempts));
         }
-        (ran, tries)
+        (ran, tries, cleared)
+    }
+
+    /// Removes the task's old outputs; `false` (with a note) when one could
+    /// not be removed, so this run's outputs are not stored: they might
+    /// hold a stale file.
+    async fn clear_outputs(&self) -> bool {
+        let Some((dir, task)) = self.outputs.clone() else { return true };
+        let cleared = tokio::task::spawn_blocking(move || crate::cache::clear_outputs(&dir, &task, &[])).await;
+        match cleared {
+            Ok(Ok(_)) => true,
+            Ok(Err(why)) => {
+                self.attempt.events.note(&self.attempt.id, &format!("not cached: {why}"));
+                false
+            }
+            Err(e) => {
+                self.attempt.events.note(&self.attempt.id, &format!("not cached: clearing its outputs failed: {e}"));
+                false
+            }
+        }
     }
 
     /// Tells the run the task is settled.

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use crate::config::{Workspace, nearest};
 use crate::error::{Error, Result};
-use crate::graph::{Filter, TaskGraph, TaskId, apply_filters, changed_projects, with_dependents};
+use crate::graph::{
+    Filter, TaskGraph, TaskId, affected_tasks, apply_filters, changed_files, changed_projects, with_dependents,
+};
 
 /// The selection flags of `vx run` / `vx watch`.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +22,8 @@ pub struct Selection {
     pub cwd: PathBuf,
     /// `--only`: the named tasks without the tasks they depend on.
     pub only: bool,
+    /// Arguments after `--`, for the named tasks (`apply_pass_through`).
+    pub pass_through: Vec<String>,
 }
 
 /// The projects a selection covers.
@@ -41,7 +45,10 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
     Ok(projects)
 }
 
-/// Builds the task graph for a selection.
+/// Builds the task graph for a selection. With `--affected`, the named
+/// tasks are kept only where a changed file affects them (inputs, not
+/// merely the project: `graph::affected_tasks`); none left is an empty
+/// graph, which the caller reports as nothing affected.
 pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
     if sel.tasks.is_empty() {
         let mut names: Vec<&str> = ws
@@ -57,7 +64,8 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
             if names.is_empty() { "none".to_string() } else { names.join(", ") }
         )));
     }
-    let projects = select_projects(ws, sel)?;
+    let projects =
+        select_projects(ws, &Selection { affected: None, all: sel.all || sel.affected.is_some(), ..sel.clone() })?;
     let mut roots = Vec::new();
     for spec in &sel.tasks {
         if let Some(id) = TaskId::parse(spec) {
@@ -66,12 +74,21 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
         }
         let before = roots.len();
         roots.extend(projects.iter().filter(|&&p| ws.projects[p].tasks.contains_key(spec)).map(|&p| (p, spec.clone())));
-        if roots.len() == before && !projects.is_empty() && sel.affected.is_none() {
+        if roots.len() == before && !projects.is_empty() {
             return Err(no_such_task(ws, &projects, spec));
         }
     }
     let graph = TaskGraph::build(ws, &roots)?;
-    Ok(if sel.only { graph.only_roots() } else { graph })
+    let only = |graph: TaskGraph| if sel.only { graph.only_roots() } else { graph };
+    let Some(rev) = &sel.affected else { return Ok(only(graph)) };
+    let affected = affected_tasks(ws, &graph, &changed_files(ws, rev.as_deref())?)?;
+    let kept: Vec<(usize, String)> = graph
+        .roots
+        .iter()
+        .filter(|n| affected.contains(n))
+        .map(|&n| (graph.nodes[n].project, graph.nodes[n].id.task.clone()))
+        .collect();
+    TaskGraph::build(ws, &kept).map(only)
 }
 
 fn exact_root(ws: &Workspace, id: &TaskId) -> Result<(usize, String)> {

@@ -65,8 +65,10 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     let (source, mut rx) = start(&root).map_err(|e| Error::internal(format!("vx watch: {e}")))?;
     let mut first = true;
     loop {
-        let loaded = load_workspace(&req.cwd).map_err(Error::from).and_then(|ws| {
-            let graph = plan(&ws, &req.selection)?;
+        let loaded = load_workspace(&req.cwd).map_err(Error::from).and_then(|mut ws| {
+            let sel = &req.selection;
+            crate::run::apply_pass_through(&mut ws, &sel.tasks, &sel.pass_through);
+            let graph = plan(&ws, sel)?;
             let cache =
                 Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force, crate::backends::remote(&ws))?;
             Ok((ws, graph, cache))

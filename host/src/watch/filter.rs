@@ -3,12 +3,13 @@
 //! Never a trigger: `.git`, `.vx`, the cache directory, `node_modules`,
 //! files ignored by `.gitignore` (the root's and each project's), and the
 //! outputs of any task (so a task writing its outputs never loops). A
-//! `vx.toml`, `package.json` or `pnpm-workspace.yaml` is a config change:
-//! the workspace is read again.
+//! `vx.toml`, `package.json`, `pnpm-workspace.yaml` or lockfile is a
+//! config change: the workspace is read again.
 //!
 //! A change affects a task when the path lies in the task's project (the
-//! deepest project containing it) and matches the task's inputs; a changed
-//! global input affects every task. The tasks that depend on an affected
+//! deepest project containing it) and matches the task's inputs, or
+//! matches one of its root-anchored (`/…`) inputs wherever it lies; a
+//! changed global input affects every task. The tasks that depend on an affected
 //! task are affected too.
 
 use std::collections::BTreeSet;
@@ -16,11 +17,24 @@ use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::cache::GlobFilter;
+use crate::cache::{GlobFilter, InputMatcher};
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
 
-const CONFIG_FILES: [&str; 3] = ["vx.toml", "package.json", "pnpm-workspace.yaml"];
+/// Files whose change re-reads the workspace. The lockfiles are here
+/// because each project's slice of one is part of its tasks' keys: a
+/// re-read plan re-keys every task, and only those whose slice moved run.
+const CONFIG_FILES: [&str; 9] = [
+    "vx.toml",
+    "package.json",
+    "pnpm-workspace.yaml",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
+];
 
 #[derive(Debug)]
 pub struct ChangeFilter {
@@ -121,13 +135,15 @@ pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBu
             return out;
         }
     }
-    let owners: Vec<(Option<usize>, &PathBuf)> = files.iter().map(|p| (ws.project_containing(p), *p)).collect();
+    let owners: Vec<(Option<usize>, &PathBuf, String)> =
+        files.iter().filter_map(|p| Some((ws.project_containing(p), *p, rel(p, &ws.root)?))).collect();
     for (n, node) in graph.nodes.iter().enumerate() {
         let project = &ws.projects[node.project];
         let task = &project.tasks[&node.id.task];
-        let Ok(filter) = GlobFilter::new(task.inputs.as_deref(), &task.outputs) else { continue };
-        for (owner, path) in &owners {
-            if *owner == Some(node.project) && rel(path, &project.dir).is_some_and(|r| filter.matches(&r)) {
+        let Ok(inputs) = InputMatcher::new(task.inputs.as_deref(), &task.outputs) else { continue };
+        for (owner, path, in_root) in &owners {
+            let in_project = (*owner == Some(node.project)).then(|| rel(path, &project.dir)).flatten();
+            if inputs.matches(in_project.as_deref(), in_root) {
                 out.nodes.insert(n);
                 out.causes.insert((*path).clone());
             }

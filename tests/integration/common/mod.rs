@@ -294,6 +294,14 @@ impl TestEnv {
         out.stdout
     }
 
+    /// Runs `program ARGS` in `dir` (relative to the workspace root) with
+    /// the test's environment plus `vars`: a package manager, a packer.
+    pub fn tool_in(&self, dir: &str, program: impl Into<PathBuf>, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut cmd = self.command(program.into());
+        cmd.current_dir(self.root.join(dir)).args(args).envs(vars.iter().copied());
+        run(cmd)
+    }
+
     /// `git init` with `branch` as the first branch.
     pub fn git_init(&self, branch: &str) {
         self.git(&["init", "--quiet", "--initial-branch", branch]);

@@ -1,0 +1,101 @@
+//! Outputs are owned: before a task executes, the files its `outputs`
+//! match are removed, so what is on disk afterwards (and what the cache
+//! archives) is exactly what this run produced. A stale `dist/old.js` from
+//! an earlier build would otherwise be archived into the new entry and
+//! restored forever after. A restore removes them likewise
+//! (`archive::unpack`).
+//!
+//! One exception keeps this from destroying work: a file that the task's
+//! declared `inputs` also match is the task's source, edited in place (a
+//! formatter declaring `src/**` both ways), and is left alone.
+
+use std::path::{Path, PathBuf};
+
+use super::inputs::{GlobError, GlobFilter, list_files};
+use crate::config::Task;
+
+/// Why a task's old outputs could not all be removed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClearError {
+    #[error(transparent)]
+    Glob(#[from] GlobError),
+    #[error("could not remove the old output {path}: {source}")]
+    Remove { path: String, source: std::io::Error },
+}
+
+/// Removes the files under `project_dir` that `task`'s outputs match
+/// (never entering `nested` project directories); returns how many.
+pub fn clear_outputs(project_dir: &Path, task: &Task, nested: &[PathBuf]) -> Result<usize, ClearError> {
+    if task.outputs.is_empty() {
+        return Ok(0);
+    }
+    let outputs = GlobFilter::new(Some(&task.outputs), &[])?;
+    let sources = task.inputs.as_deref().map(|i| GlobFilter::new(Some(i), &[])).transpose()?;
+    let mut removed = 0;
+    for f in list_files(project_dir, &outputs, None, nested) {
+        if sources.as_ref().is_some_and(|s| s.matches(&f.rel)) {
+            continue;
+        }
+        match std::fs::remove_file(&f.abs) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(ClearError::Remove { path: f.rel, source }),
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Command, TaskOrigin};
+    use crate::lockfile::testutil::ScratchDir;
+
+    fn task(inputs: Option<&[&str]>, outputs: &[&str]) -> Task {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Task {
+            name: "build".into(),
+            command: Command::Shell("true".into()),
+            depends_on: vec![],
+            inputs: inputs.map(strings),
+            outputs: strings(outputs),
+            env: vec![],
+            timeout: None,
+            cache: true,
+            persistent: false,
+            ready: None,
+            ready_timeout: None,
+            executor: "local".into(),
+            origin: TaskOrigin::Config,
+            retries: 0,
+        }
+    }
+
+    fn tree(name: &str, files: &[&str]) -> ScratchDir {
+        let dir = ScratchDir::new(name);
+        for f in files {
+            dir.write(f, f);
+        }
+        dir
+    }
+
+    #[test]
+    fn removes_what_outputs_match_and_nothing_else() {
+        let dir = tree("clear-outputs", &["dist/a.js", "dist/old/b.js", "src/a.ts", "README.md"]);
+        let removed = clear_outputs(dir.path(), &task(None, &["dist/**"]), &[]).unwrap();
+        assert_eq!(removed, 2);
+        assert!(!dir.path().join("dist/a.js").exists());
+        assert!(!dir.path().join("dist/old/b.js").exists());
+        assert!(dir.path().join("src/a.ts").exists());
+        assert!(dir.path().join("README.md").exists());
+    }
+
+    #[test]
+    fn a_file_that_is_also_a_declared_input_is_kept() {
+        let dir = tree("clear-keeps-inputs", &["src/a.ts", "src/gen/b.ts"]);
+        let removed = clear_outputs(dir.path(), &task(Some(&["src/a.ts"]), &["src/**"]), &[]).unwrap();
+        assert_eq!(removed, 1, "src/gen/b.ts is an output only");
+        assert!(dir.path().join("src/a.ts").exists());
+        assert!(!dir.path().join("src/gen/b.ts").exists());
+    }
+}

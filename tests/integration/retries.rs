@@ -115,6 +115,32 @@ fn a_task_that_fails_every_attempt_fails_and_is_not_cached() {
 }
 
 #[test]
+fn a_failed_attempts_outputs_never_reach_the_entry() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let command = "n=$(( $(cat tries 2>/dev/null || echo 0) + 1 )); echo $n > tries; mkdir -p dist; \
+                   if [ $n -lt 2 ]; then echo half > dist/stale.txt; exit 1; fi; echo whole > dist/out.txt";
+    env.write(
+        "packages/app/vx.toml",
+        &format!(
+            "[project]\nname = \"app\"\n\n[tasks.build]\ncommand = {command:?}\ninputs = [\"src/**\"]\noutputs = [\"dist/**\"]\nretries = 1\n"
+        ),
+    );
+    env.write("packages/app/src/a.txt", "a\n");
+    env.vx(&["run", "build"]).assert_success();
+    assert!(!env.root().join("packages/app/dist/stale.txt").exists(), "cleared before the second attempt");
+    std::fs::remove_dir_all(env.root().join("packages/app/dist")).expect("remove the outputs");
+    let hit = env.vx(&["run", "build"]);
+    hit.assert_success();
+    assert_eq!(hit.summary().cached, 1, "{hit}");
+    assert_eq!(env.read("packages/app/dist/out.txt"), "whole\n");
+    assert!(
+        !env.root().join("packages/app/dist/stale.txt").exists(),
+        "the entry holds the passing attempt's files only"
+    );
+}
+
+#[test]
 fn a_timed_out_attempt_is_retried() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);

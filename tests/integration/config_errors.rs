@@ -187,7 +187,8 @@ fn a_bad_duration_is_located() {
 
 #[test]
 fn a_task_without_a_command_is_refused() {
-    let env = env_with_web("[project]\nname = \"web\"\n\n[tasks.build]\ndepends-on = []\n");
+    // With `depends-on` it would be a group (tests/integration/groups.rs).
+    let env = env_with_web("[project]\nname = \"web\"\n\n[tasks.build]\ninputs = [\"src/**\"]\n");
     let out = env.vx(&["run", "build"]);
     out.assert_code(2);
     let line = out.error_line();

@@ -131,7 +131,7 @@ fn memo_input(ws: &Workspace, lockfiles: Result<&Path, Vec<&Path>>) -> Result<St
     let mut h = blake3::Hasher::new_derive_key("vx lockfile memo v1");
     let files = lockfiles.map_or_else(|many| many, |one| vec![one]);
     for path in files {
-        let digest = whole_file_digest(path).map_err(|e| e.to_string())?;
+        let digest = whole_file_digest(path).map_err(|e| relative(ws, &e))?;
         h.update(path.as_os_str().as_encoded_bytes());
         h.update(digest.0.as_bytes());
     }

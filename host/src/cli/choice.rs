@@ -91,7 +91,8 @@ impl ValueEnum for ContinueMode {
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(match self {
             ContinueMode::Never => PossibleValue::new("never"),
-            ContinueMode::DependentsOk => PossibleValue::new("dependents-ok"),
+            // Turborepo 2.x spells the same mode `dependencies-successful`.
+            ContinueMode::DependentsOk => PossibleValue::new("dependents-ok").alias("dependencies-successful"),
             // `--continue=` (nothing after the `=`) is the bare flag.
             ContinueMode::Always => PossibleValue::new("always").alias(""),
         })
@@ -142,6 +143,7 @@ mod tests {
     #[test]
     fn spellings_parse_to_their_variants() {
         assert_eq!(ContinueMode::from_str("dependents-ok", false), Ok(ContinueMode::DependentsOk));
+        assert_eq!(ContinueMode::from_str("dependencies-successful", false), Ok(ContinueMode::DependentsOk));
         assert_eq!(ContinueMode::from_str("", false), Ok(ContinueMode::Always));
         assert_eq!(OutputLogs::from_str("hash-only", false), Ok(OutputLogs::HashOnly));
         assert_eq!(LogOrder::from_str("grouped", false), Ok(LogOrder::Grouped));

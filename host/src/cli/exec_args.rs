@@ -55,7 +55,8 @@ pub struct ExecArgs {
     pub concurrency: Option<String>,
 
     /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
-    /// (keep running what does not depend on the failure), `always` (run everything;
+    /// (keep running what does not depend on the failure; Turborepo's
+    /// `dependencies-successful` is accepted too), `always` (run everything;
     /// the bare flag means this).
     #[arg(
         long = "continue",

@@ -70,12 +70,15 @@ pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
     for note in &plan.notes {
         let _ = writeln!(out, "not translated: {note}");
     }
+    for difference in &plan.differences {
+        let _ = writeln!(out, "differs from {}: {difference}", kind.name());
+    }
     let verb = if args.dry { "would write" } else { "wrote" };
     let _ = writeln!(
         out,
         "vx init: {verb} {} file(s) from {}; {} setting(s) not translated",
         files.len(),
-        kind.marker(),
+        plan.source,
         plan.notes.len()
     );
     drop(out);

@@ -103,7 +103,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let graph = plan(&ws, &prepared.selection)?;
     let cache = prepared.open_cache(&ws)?;
     if let Some(path) = &args.graph {
-        print_graph(&graph, cwd, path)?;
+        print_graph(&ws, &graph, cwd, path)?;
         return Ok(0);
     }
     if let Some(format) = args.dry {
@@ -139,8 +139,8 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
 }
 
 /// `--graph[=FILE]`: the task graph in Graphviz DOT.
-fn print_graph(graph: &TaskGraph, cwd: &Path, path: &Path) -> Result<()> {
-    let dot = to_dot(graph);
+fn print_graph(ws: &Workspace, graph: &TaskGraph, cwd: &Path, path: &Path) -> Result<()> {
+    let dot = to_dot(ws, graph);
     if path.as_os_str() == "-" {
         print!("{dot}");
         return Ok(());

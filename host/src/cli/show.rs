@@ -79,8 +79,8 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
         .tasks
         .values()
         .map(|t| {
-            let value = json!({
-                "command": t.command.to_string(),
+            let mut value = json!({
+                "command": (!t.is_group()).then(|| t.command.to_string()),
                 "depends_on": t.depends_on.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "inputs": t.inputs,
                 "outputs": t.outputs,
@@ -89,6 +89,10 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
                 "persistent": t.persistent,
                 "executor": t.executor,
             });
+            // Only a group carries the key, so existing consumers see no change.
+            if t.is_group() {
+                value["group"] = json!(true);
+            }
             (t.name.clone(), value)
         })
         .collect();
@@ -113,7 +117,8 @@ fn project_text(ws: &Workspace, p: &Project, dependents: &[usize]) -> String {
     for t in p.tasks.values() {
         let deps: Vec<String> = t.depends_on.iter().map(ToString::to_string).collect();
         let deps = if deps.is_empty() { String::new() } else { format!("  (after {})", deps.join(", ")) };
-        out.push_str(&format!("  {}: {}{deps}\n", t.name, t.command));
+        let command = if t.is_group() { "(group)".to_string() } else { t.command.to_string() };
+        out.push_str(&format!("  {}: {command}{deps}\n", t.name));
     }
     out
 }

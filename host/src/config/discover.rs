@@ -3,8 +3,11 @@
 //!
 //! The root is the nearest directory with a `vx.toml` that has a
 //! `[workspace]` table, or else a `package.json` with `workspaces`, or a
-//! `pnpm-workspace.yaml`. Project globs come from `[workspace] projects`, and
-//! when none are given from the npm/yarn/pnpm workspace files.
+//! `pnpm-workspace.yaml`. When no directory up to the filesystem root is
+//! one, the nearest directory with a `package.json` is a single-package
+//! workspace (as turbo and npm treat a repository without workspaces).
+//! Project globs come from `[workspace] projects`, and when none are given
+//! from the npm/yarn/pnpm workspace files.
 
 use std::path::{Path, PathBuf};
 
@@ -13,16 +16,24 @@ use super::error::ConfigError;
 /// Walks up from `start` to the workspace root.
 pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
     let mut dir = Some(start);
+    let mut nearest_package = None;
     while let Some(d) = dir {
+        let package_json = d.join("package.json");
         if has_workspace_table(&d.join("vx.toml"))
             || d.join("pnpm-workspace.yaml").is_file()
-            || package_json_has_workspaces(&d.join("package.json"))
+            || package_json_has_workspaces(&package_json)
         {
             return Ok(d.to_path_buf());
         }
+        // An installed package is never the root, even of a single-package
+        // repository.
+        let installed = d.components().any(|c| c.as_os_str() == "node_modules");
+        if nearest_package.is_none() && !installed && package_json.is_file() {
+            nearest_package = Some(d.to_path_buf());
+        }
         dir = d.parent();
     }
-    Err(ConfigError::NoWorkspace { start: start.to_path_buf() })
+    nearest_package.ok_or_else(|| ConfigError::NoWorkspace { start: start.to_path_buf() })
 }
 
 /// A cheap check that avoids parsing every `vx.toml` on the way up: only the

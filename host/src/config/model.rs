@@ -124,6 +124,10 @@ pub enum TaskOrigin {
     Script,
     /// A `[tasks.NAME]` table (possibly configuring a script of that name).
     Config,
+    /// A `[tasks.NAME]` table with `depends-on` and neither a `command` nor
+    /// a script of that name: it runs nothing, succeeds when its
+    /// dependencies do and is never cached.
+    Group,
 }
 
 #[derive(Debug, Clone)]
@@ -146,6 +150,13 @@ pub struct Task {
     pub origin: TaskOrigin,
     /// Attempts after a failed one (`retries`; `--retries` overrides it).
     pub retries: u32,
+}
+
+impl Task {
+    /// A group task: nothing to run, only dependencies to wait for.
+    pub fn is_group(&self) -> bool {
+        self.origin == TaskOrigin::Group
+    }
 }
 
 /// What only the root `vx.toml` may set.

@@ -3,7 +3,8 @@
 //! configured tasks and checks every reference, pointing at the file, line
 //! and column of anything wrong.
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::diag::{Source, relative_display, toml_error};
@@ -36,6 +37,11 @@ struct Files {
     rel_dir: String,
     toml: Option<(Source, RawFile)>,
     pkg: Option<PackageJson>,
+    /// Whether every `package.json` script is a task. Not at the root of a
+    /// workspace with other projects: there only `[tasks]` tables are, as
+    /// only `//#task` entries are in turbo, so a root script such as
+    /// `"build": "vx run build"` is not run by the very command it wraps.
+    scripts_are_tasks: bool,
 }
 
 fn load_at_root(root: &Path) -> Result<Workspace> {
@@ -79,8 +85,13 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     }
 
     let settings = root_settings(root, root_files.toml.as_ref())?;
-    let root_is_project = root_raw.is_some_and(|r| r.project.is_some() || r.tasks.is_some());
+    // No project globs and a root package.json: a single-package
+    // repository, whose root is its one project (turbo and npm agree).
+    let single_package = globs.is_empty() && root_files.pkg.is_some();
+    let root_is_project = single_package || root_raw.is_some_and(|r| r.project.is_some() || r.tasks.is_some());
     if root_is_project {
+        let mut root_files = root_files;
+        root_files.scripts_are_tasks = all.is_empty();
         all.push(root_files);
     }
     // Project ids are indices into the name-sorted list: sort before any
@@ -107,7 +118,7 @@ fn read_files(root: &Path, dir: &Path) -> Result<Files> {
         Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
         Err(_) => dir.to_string_lossy().into_owned(),
     };
-    Ok(Files { dir: dir.to_path_buf(), rel_dir, toml, pkg })
+    Ok(Files { dir: dir.to_path_buf(), rel_dir, toml, pkg, scripts_are_tasks: true })
 }
 
 /// Runs `f` over `items` on a few threads, keeping order; the first error wins.
@@ -155,7 +166,8 @@ fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
         .enumerate()
         .map(|(i, files)| {
             let deps = project_deps(i, files, &ctx, &by_package)?;
-            let scripts = files.pkg.as_ref().map(|p| &p.scripts);
+            let scripts = task_scripts(files);
+            let scripts = scripts.as_deref();
             let configured = files.toml.as_ref().and_then(|(source, raw)| raw.tasks.as_ref().map(|t| (source, t)));
             let tasks = project_tasks(i, scripts, configured, &ctx)?;
             let tags = files
@@ -188,8 +200,24 @@ fn project_name(files: &Files) -> String {
     files.dir.file_name().map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// The scripts that are tasks (or give a configured task its command).
+fn task_scripts(files: &Files) -> Option<Cow<'_, BTreeMap<String, String>>> {
+    let scripts = &files.pkg.as_ref()?.scripts;
+    if files.scripts_are_tasks {
+        return Some(Cow::Borrowed(scripts));
+    }
+    let configured = files.toml.as_ref().and_then(|(_, raw)| raw.tasks.as_ref());
+    Some(Cow::Owned(
+        scripts
+            .iter()
+            .filter(|(name, _)| configured.is_some_and(|t| t.keys().any(|k| k.get_ref() == *name)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    ))
+}
+
 fn declared_task_names(files: &Files) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = files.pkg.iter().flat_map(|p| p.scripts.keys().cloned()).collect();
+    let mut names: BTreeSet<String> = task_scripts(files).iter().flat_map(|s| s.keys().cloned()).collect();
     if let Some(tasks) = files.toml.as_ref().and_then(|(_, raw)| raw.tasks.as_ref()) {
         names.extend(tasks.keys().map(|k| k.get_ref().clone()));
     }

@@ -89,6 +89,9 @@ fn configured_task(
     ctx: &RefContext<'_>,
 ) -> Result<Task, Diagnostic> {
     let name = task_name(key, source)?;
+    if raw.command.is_none() && script.is_none() && raw.depends_on.is_some() {
+        return group_task(me, name, key, raw, source, ctx);
+    }
     let command = task_command(&name, key, raw, script, source)?;
     let depends_on = match &raw.depends_on {
         Some(refs) => refs.iter().map(|r| parse_task_ref(me, r, source, ctx)).collect::<Result<_, _>>()?,
@@ -147,6 +150,58 @@ fn task_retries(raw: &RawTask, persistent: bool, source: &Source) -> Result<u32,
     })
 }
 
+/// A table with `depends-on` and no command of its own (nor a script to
+/// take one from): a group. Keys that only mean something for a task that
+/// runs are refused, so a forgotten `command` is not silently a group that
+/// caches nothing.
+fn group_task(
+    me: usize,
+    name: String,
+    key: &Spanned<String>,
+    raw: &RawTask,
+    source: &Source,
+    ctx: &RefContext<'_>,
+) -> Result<Task, Diagnostic> {
+    let refused = [
+        ("outputs", raw.outputs.is_some()),
+        ("inputs", raw.inputs.is_some()),
+        ("persistent", raw.persistent == Some(true)),
+        ("cache", raw.cache == Some(true)),
+        ("ready", raw.ready.is_some()),
+        ("executor", raw.executor.is_some()),
+        ("retries", raw.retries.is_some()),
+    ];
+    if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err(source
+            .error(
+                Some(key.span()),
+                format!("task `{name}` has no command, so it is a group, which cannot have `{field}`"),
+            )
+            .with_hint(format!("add `command = \"…\"` to make it a task that runs, or remove `{field}`")));
+    }
+    check_env_names(raw, source)?;
+    let depends_on =
+        raw.depends_on.iter().flatten().map(|r| parse_task_ref(me, r, source, ctx)).collect::<Result<_, _>>()?;
+    Ok(Task {
+        name,
+        command: Command::Shell(String::new()),
+        depends_on,
+        // No files: a group's key is its dependencies' keys (and the
+        // workspace-wide parts), so a dependent's key still moves with them.
+        inputs: Some(Vec::new()),
+        outputs: Vec::new(),
+        env: strings(&raw.env).unwrap_or_default(),
+        timeout: None,
+        cache: false,
+        persistent: false,
+        ready: None,
+        ready_timeout: None,
+        executor: "local".to_string(),
+        origin: TaskOrigin::Group,
+        retries: 0,
+    })
+}
+
 fn task_name(key: &Spanned<String>, source: &Source) -> Result<String, Diagnostic> {
     let name = key.get_ref();
     if name.is_empty() || name.contains('#') || name.starts_with('^') {
@@ -170,7 +225,7 @@ fn task_command(
         (None, Some(script)) => Ok(Command::Shell(script.to_string())),
         (None, None) => Err(source
             .error(Some(key.span()), format!("task `{name}` has no command"))
-            .with_hint("add `command = \"…\"` to its table")),
+            .with_hint("add `command = \"…\"` to its table, or `depends-on = […]` to make it a group")),
     }
 }
 
@@ -263,6 +318,13 @@ fn parse_task_ref(
 
 fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> Result<(), Diagnostic> {
     let g = glob.get_ref().trim_start_matches('!');
+    if g.starts_with('/') && !g[1..].split('/').any(|part| part == "..") {
+        // Inputs take `/…` (root-anchored); outputs do not: an entry's
+        // archive is restored into its task's project and nowhere else.
+        return Err(source
+            .error(Some(glob.span()), format!("`{g}` in `{key}` is root-anchored, which only inputs may be"))
+            .with_hint("a task's outputs are archived and restored inside its project: write them there"));
+    }
     let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
     if escapes {
         return Err(source

@@ -31,6 +31,8 @@ pub enum CacheOutcome {
     Local,
     /// Restored from a remote tier.
     Remote,
+    /// A group task: it runs nothing, so there is nothing to cache.
+    Group,
 }
 
 impl CacheOutcome {

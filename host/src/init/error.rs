@@ -32,8 +32,19 @@ pub enum InitError {
     NotAMapping { file: &'static str },
     #[error("{file}: expected a JSON object, got {got}")]
     ProjectNotAnObject { file: String, got: String },
-    #[error("turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages")]
+    #[error(
+        "turbo.json: no package.json `workspaces` or pnpm-workspace.yaml names the packages, and there is no root package.json"
+    )]
     NoPackages,
+    /// Both `turbo.json` and `turbo.jsonc` in one directory, which turbo refuses.
+    #[error("{dir}: both turbo.json and turbo.jsonc exist")]
+    BothTurboFiles { dir: String },
+    /// A task that depends on itself, which turbo refuses.
+    #[error("{file}: {setting}: task `{task}` depends on itself")]
+    SelfDependency { file: String, setting: String, task: String },
+    /// A package's `turbo.json` that turbo would refuse to load.
+    #[error("{file}: {why}")]
+    InvalidPackageConfig { file: String, why: String, hint: String },
     #[error("{file}: invalid project glob `{pattern}`: {why}")]
     BadGlob { file: &'static str, pattern: String, why: String },
     #[error("failed to read {file}: {source}")]
@@ -84,6 +95,13 @@ impl From<InitError> for Error {
             InitError::NoPackages => {
                 (ErrorKind::Config, "declare the workspace packages in package.json first".to_string())
             }
+            InitError::BothTurboFiles { .. } => {
+                (ErrorKind::Config, "keep one of them, as turbo requires; vx init reads either".to_string())
+            }
+            InitError::SelfDependency { .. } => {
+                (ErrorKind::Config, "remove it from dependsOn; turbo refuses it too".to_string())
+            }
+            InitError::InvalidPackageConfig { hint, .. } => (ErrorKind::Config, hint.clone()),
             InitError::WrittenDoesNotLoad(_) => {
                 (ErrorKind::Config, "this is a vx init bug; fix the vx.toml it names by hand and report it".to_string())
             }

@@ -20,6 +20,7 @@ mod nx_inputs;
 mod render;
 mod source;
 mod turbo;
+mod turbo_task;
 mod write;
 
 use std::path::Path;
@@ -50,11 +51,21 @@ impl SourceKind {
 
     /// The file whose presence marks a workspace of this kind.
     pub fn marker(self) -> &'static str {
+        self.markers()[0]
+    }
+
+    /// Every file that marks a workspace of this kind (turbo reads
+    /// `turbo.jsonc` as well as `turbo.json`).
+    pub fn markers(self) -> &'static [&'static str] {
         match self {
-            SourceKind::Turbo => "turbo.json",
-            SourceKind::Nx => "nx.json",
-            SourceKind::Moon => ".moon/workspace.yml",
+            SourceKind::Turbo => &["turbo.json", "turbo.jsonc"],
+            SourceKind::Nx => &["nx.json"],
+            SourceKind::Moon => &[".moon/workspace.yml"],
         }
+    }
+
+    fn present(self, root: &Path) -> bool {
+        self.markers().iter().any(|m| root.join(m).is_file())
     }
 
     pub const ALL: [SourceKind; 3] = [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon];
@@ -62,7 +73,7 @@ impl SourceKind {
 
 /// The source formats whose marker file is at `root`.
 pub fn detect(root: &Path) -> Vec<SourceKind> {
-    SourceKind::ALL.into_iter().filter(|k| root.join(k.marker()).is_file()).collect()
+    SourceKind::ALL.into_iter().filter(|k| k.present(root)).collect()
 }
 
 /// The source to read: `from` when given, else the one format present.
@@ -79,7 +90,7 @@ pub fn choose_source(root: &Path, from: Option<SourceKind>) -> Result<SourceKind
 
 /// Reads the workspace at `root` as `kind` and returns the checked plan.
 pub fn translate(root: &Path, kind: SourceKind) -> Result<Plan> {
-    if !root.join(kind.marker()).is_file() {
+    if !kind.present(root) {
         return Err(InitError::NoMarker { marker: kind.marker(), root: root.to_path_buf() });
     }
     let mut plan = match kind {
@@ -87,7 +98,9 @@ pub fn translate(root: &Path, kind: SourceKind) -> Result<Plan> {
         SourceKind::Nx => nx::read(root)?,
         SourceKind::Moon => moon::read(root)?,
     };
-    plan.source = kind.marker().to_string();
+    if plan.source.is_empty() {
+        plan.source = kind.marker().to_string();
+    }
     plan.finish();
     Ok(plan)
 }

@@ -15,6 +15,9 @@ pub struct Plan {
     pub global_inputs: Vec<String>,
     pub projects: Vec<ProjectSpec>,
     pub notes: Vec<Note>,
+    /// Settings that were translated, but mean something else in vx than
+    /// in the source tool (printed apart from the notes).
+    pub differences: Vec<Note>,
 }
 
 /// One project: where it is and what its `vx.toml` says.
@@ -55,6 +58,9 @@ pub struct TaskSpec {
     pub env: Vec<String>,
     pub cache: bool,
     pub persistent: bool,
+    /// A group: no command, only `depends-on` (written without `cache`,
+    /// which a group may not set).
+    pub group: bool,
     /// The file and setting path the task came from, for notes about it.
     pub origin: (String, String),
 }
@@ -101,6 +107,7 @@ impl Plan {
         let mut notes = Vec::new();
         for project in &mut self.projects {
             let own = known.get(&project.name).cloned().unwrap_or_default();
+
             project.depends_on.retain(|d| {
                 let ok = known.contains_key(d) && *d != project.name;
                 if !ok {

@@ -9,20 +9,31 @@ pub struct RenderedFile {
     pub text: String,
 }
 
-/// The root `vx.toml`, then each project's that has something to say.
+/// The root `vx.toml`, then each project's that has something to say. A
+/// project at the root (turbo's `//` tasks, or a single-package
+/// repository) is written into the root file.
 pub fn render(plan: &Plan) -> Vec<RenderedFile> {
     let header = format!("# Written by `vx init` from {}.\n", plan.source);
     let mut root = format!("{header}[workspace]\nprojects = {}\n", list(&plan.projects_globs));
     if !plan.global_inputs.is_empty() {
         root.push_str(&format!("global-inputs = {}\n", list(&plan.global_inputs)));
     }
+    for project in plan.projects.iter().filter(|p| is_root(&p.dir)) {
+        if let Some(text) = project_text(project) {
+            root.push_str(&format!("\n{text}"));
+        }
+    }
     let mut files = vec![RenderedFile { path: "vx.toml".to_string(), text: root }];
-    for project in &plan.projects {
+    for project in plan.projects.iter().filter(|p| !is_root(&p.dir)) {
         if let Some(text) = project_text(project) {
             files.push(RenderedFile { path: format!("{}/vx.toml", project.dir), text: format!("{header}{text}") });
         }
     }
     files
+}
+
+fn is_root(dir: &str) -> bool {
+    dir.is_empty() || dir == "."
 }
 
 fn project_text(p: &ProjectSpec) -> Option<String> {
@@ -61,6 +72,9 @@ fn task_text(t: &TaskSpec, out: &mut String) {
         })
         .collect();
     out.push_str(&format!("depends-on = {}\n", list(&deps)));
+    if t.group {
+        return;
+    }
     if let Some(inputs) = &t.inputs {
         out.push_str(&format!("inputs = {}\n", list(inputs)));
     }

@@ -15,6 +15,18 @@ pub fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
     serde_json::from_str(&text).map(Some).map_err(|e| invalid(rel, &e.to_string()))
 }
 
+/// Reads `root/rel` as JSONC (comments and trailing commas allowed, as
+/// turbo reads its files); `None` when the file does not exist. A syntax
+/// error names the file, line and column.
+pub fn read_jsonc(root: &Path, rel: &str) -> Result<Option<Value>> {
+    let Some(text) = read_text(root, rel)? else { return Ok(None) };
+    serde_json::from_str(&crate::lockfile::jsonc::to_json(&text)).map(Some).map_err(|e| {
+        let why = e.to_string();
+        let why = why.find(" at line ").map_or(why.as_str(), |i| &why[..i]).to_string();
+        InitError::Unparsable { file: format!("{rel}:{}:{}", e.line(), e.column()), why }
+    })
+}
+
 /// Reads `root/rel` as YAML; `None` when the file does not exist. An
 /// empty file is an empty mapping.
 pub fn read_yaml(root: &Path, rel: &str) -> Result<Option<Value>> {

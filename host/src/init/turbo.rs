@@ -1,259 +1,353 @@
-//! Turborepo: `turbo.json` at the root (`tasks`, or turbo 1's `pipeline`),
-//! per-package `turbo.json` overrides, and the packages of the JavaScript
-//! workspace. A task applies to every package that has a script of its
-//! name, as in turbo; `pkg#task` configures one package's task.
+//! Turborepo: `turbo.json` or `turbo.jsonc` at the root (JSONC, `tasks` or
+//! turbo 1's `pipeline`), each package's own `turbo.json` (`extends:
+//! ["//"]`), and the packages of the JavaScript workspace, or the root
+//! package alone when there are no workspaces (turbo's single-package
+//! mode).
+//!
+//! As in turbo, a task applies to every package: a package with the script
+//! runs it; one without keeps a no-op whose own `dependsOn` still applies,
+//! written as a vx group, so both tools plan the same tasks. `pkg#task`
+//! configures one package's task and `//#task` a root task, which makes
+//! the root a project with only those tasks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::error::{InitError, Result};
-use super::model::{Dep, Plan, ProjectSpec, TaskSpec};
-use super::source::{Package, describe, js_packages, js_workspace_globs, read_json, strings};
+use super::model::{Dep, Note, Plan, ProjectSpec, TaskSpec};
+use super::source::{Package, describe, js_packages, js_workspace_globs, package_at, read_jsonc, strings};
+use super::turbo_task::{Merged, ROOT_PACKAGE, TaskCtx, translate_task};
 
-const FILE: &str = "turbo.json";
+const FILES: [&str; 2] = ["turbo.json", "turbo.jsonc"];
 
 pub fn read(root: &Path) -> Result<Plan> {
-    let json = read_json(root, FILE)?.unwrap_or(Value::Null);
-    let Some(top) = json.as_object() else {
-        return Err(InitError::NotAnObject { file: FILE });
+    let Some((file, json)) = read_turbo_file(root, "")? else {
+        return Err(InitError::NoMarker { marker: FILES[0], root: root.to_path_buf() });
     };
-    let mut plan = Plan { projects_globs: js_workspace_globs(root)?, ..Plan::default() };
-    if plan.projects_globs.is_empty() {
+    let file: &'static str = if file == FILES[0] { FILES[0] } else { FILES[1] };
+    let Some(top) = json.as_object() else {
+        return Err(InitError::NotAnObject { file });
+    };
+    let globs = js_workspace_globs(root)?;
+    let mut root_pkg = package_at(root, ".")?;
+    if globs.is_empty() && !root_pkg.has_package_json {
         return Err(InitError::NoPackages);
     }
-    let packages = js_packages(root, &plan.projects_globs)?;
-    let global_env = read_top_level(top, &mut plan);
+    let single = globs.is_empty();
+    let packages = if single { Vec::new() } else { js_packages(root, &globs)? };
+    let mut plan = Plan { source: file.to_string(), projects_globs: globs, ..Plan::default() };
+    let global_env = read_top_level(file, top, &mut plan);
     let tasks_key = if top.contains_key("tasks") { "tasks" } else { "pipeline" };
     let empty = Map::new();
     let tasks = top.get(tasks_key).and_then(Value::as_object).unwrap_or(&empty);
-    let ctx = Ctx { tasks_key, global_env: &global_env, packages: &packages };
-    for key in tasks.keys() {
-        match key.split_once('#') {
-            Some(("", _)) | Some(("//", _)) => plan.note(
-                FILE,
-                format!("{tasks_key}.{key}"),
-                "root tasks are not translated: a root vx.toml with [tasks] would make every root script a task; \
-                 add it by hand if wanted",
-            ),
-            Some((pkg, _)) if !packages.iter().any(|p| p.package_name.as_deref() == Some(pkg)) => {
-                plan.note(FILE, format!("{tasks_key}.{key}"), format!("no package named `{pkg}`; not translated"));
-            }
-            _ => {}
-        }
-    }
+    let root_name = root_pkg.package_name.clone().unwrap_or_else(|| dir_name(root));
+    let table = TaskTable::split(file, tasks_key, tasks, &packages, &mut plan);
+    let ws = Ws { global_env: &global_env, packages: &packages, root_name: &root_name, table: &table };
     for pkg in &packages {
-        let project = translate_package(root, pkg, tasks, &ctx, &mut plan)?;
+        let project = ws.package(root, pkg, &mut plan)?;
         plan.projects.push(project);
     }
+    let root_tasks: BTreeSet<&str> = if single {
+        table.generic.keys().chain(table.root.keys()).map(String::as_str).collect()
+    } else {
+        table.root.keys().map(String::as_str).collect()
+    };
+    if single || !root_tasks.is_empty() {
+        if !single {
+            // Only `//#task` entries are root tasks; the root's other scripts
+            // (often `turbo run build` itself) are not.
+            root_pkg.scripts.retain(|name, _| root_tasks.contains(name.as_str()));
+        }
+        root_pkg.package_name = Some(root_name.clone());
+        let project = ws.root_project(&root_pkg, &root_tasks, &mut plan)?;
+        plan.projects.push(project);
+    }
+    note_persistent_dependencies(&mut plan);
     Ok(plan)
 }
 
-struct Ctx<'a> {
-    tasks_key: &'a str,
+/// `dir/turbo.json` or `dir/turbo.jsonc` (never both, as turbo requires),
+/// read as JSONC: the file's path from the root and its value.
+fn read_turbo_file(root: &Path, dir: &str) -> Result<Option<(String, Value)>> {
+    let path = |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+    let present: Vec<String> = FILES.iter().map(|f| path(f)).filter(|p| root.join(p).is_file()).collect();
+    match present.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(read_jsonc(root, one)?.map(|v| (one.clone(), v))),
+        _ => Err(InitError::BothTurboFiles { dir: if dir.is_empty() { ".".to_string() } else { dir.to_string() } }),
+    }
+}
+
+fn dir_name(root: &Path) -> String {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    root.file_name().map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The root file's tasks, split by whom they configure.
+#[derive(Default)]
+struct TaskTable {
+    /// `task`: every package's.
+    generic: BTreeMap<String, Layer>,
+    /// `pkg#task`: by package name, then task.
+    specific: BTreeMap<(String, String), Layer>,
+    /// `//#task`: the root package's.
+    root: BTreeMap<String, Layer>,
+}
+
+/// One definition of a task and where it was written.
+struct Layer {
+    def: Map<String, Value>,
+    file: String,
+    at: String,
+}
+
+impl TaskTable {
+    fn split(file: &str, tasks_key: &str, tasks: &Map<String, Value>, packages: &[Package], plan: &mut Plan) -> Self {
+        let mut table = TaskTable::default();
+        for (key, def) in tasks {
+            let at = format!("{tasks_key}.{key}");
+            let Some(def) = def.as_object() else {
+                plan.note(file, &at, format!("expected an object, got {}", describe(def)));
+                continue;
+            };
+            let layer = Layer { def: def.clone(), file: file.to_string(), at: at.clone() };
+            match key.split_once('#') {
+                Some((ROOT_PACKAGE, task)) => {
+                    table.root.insert(task.to_string(), layer);
+                }
+                Some((pkg, task)) if packages.iter().any(|p| p.package_name.as_deref() == Some(pkg)) => {
+                    table.specific.insert((pkg.to_string(), task.to_string()), layer);
+                }
+                Some((pkg, _)) => plan.note(file, at, format!("no package named `{pkg}`; not translated")),
+                None => {
+                    table.generic.insert(key.clone(), layer);
+                }
+            }
+        }
+        table
+    }
+}
+
+/// What every package's translation shares.
+struct Ws<'a> {
     global_env: &'a [String],
     packages: &'a [Package],
+    root_name: &'a str,
+    table: &'a TaskTable,
+}
+
+impl Ws<'_> {
+    /// One workspace package: every task turbo would give it.
+    fn package(&self, root: &Path, pkg: &Package, plan: &mut Plan) -> Result<ProjectSpec> {
+        let own = package_config(root, &pkg.dir, plan)?;
+        let pkg_name = pkg.package_name.clone().unwrap_or_default();
+        let mut names: BTreeSet<&str> = self.table.generic.keys().map(String::as_str).collect();
+        names.extend(self.table.specific.keys().filter(|(p, _)| *p == pkg_name).map(|(_, t)| t.as_str()));
+        if let Some((_, tasks)) = &own {
+            names.extend(tasks.keys().map(String::as_str));
+        }
+        let mut project = self.project_spec(pkg);
+        for name in names {
+            let base = self.table.specific.get(&(pkg_name.clone(), name.to_string())).or(self.table.generic.get(name));
+            let mut merged = Merged::default();
+            if let Some(layer) = base {
+                merged.overlay(&layer.def, &layer.file, &layer.at);
+            }
+            if let Some((file, over)) = own.as_ref().and_then(|(f, t)| t.get(name).map(|d| (f, d))) {
+                merged.overlay(over, file, &format!("tasks.{name}"));
+            }
+            self.place(&mut project, name, &merged, pkg.scripts.contains_key(name), plan)?;
+        }
+        Ok(project)
+    }
+
+    /// The root package: its `//#task` tasks, or in a single-package
+    /// repository every task.
+    fn root_project(&self, pkg: &Package, names: &BTreeSet<&str>, plan: &mut Plan) -> Result<ProjectSpec> {
+        let mut project = self.project_spec(pkg);
+        for &name in names {
+            let mut merged = Merged::default();
+            for layer in [self.table.generic.get(name), self.table.root.get(name)].into_iter().flatten() {
+                merged.overlay(&layer.def, &layer.file, &layer.at);
+            }
+            self.place(&mut project, name, &merged, pkg.scripts.contains_key(name), plan)?;
+        }
+        Ok(project)
+    }
+
+    fn project_spec(&self, pkg: &Package) -> ProjectSpec {
+        ProjectSpec {
+            dir: pkg.dir.clone(),
+            name: pkg.vx_name(),
+            write_name: false,
+            has_package_json: pkg.has_package_json,
+            scripts: pkg.scripts.clone(),
+            ..ProjectSpec::default()
+        }
+    }
+
+    /// A task with its script, else turbo's no-op, written as a group: it
+    /// runs nothing, and its own `dependsOn` still applies (turbo's
+    /// `--dry=json` lists it with the command `<NONEXISTENT>`).
+    fn place(
+        &self,
+        project: &mut ProjectSpec,
+        name: &str,
+        def: &Merged,
+        has_script: bool,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        let ctx = TaskCtx {
+            global_env: self.global_env,
+            packages: self.packages,
+            root_name: self.root_name,
+            project: &project.name,
+            task: name,
+        };
+        let task = translate_task(def, &ctx, plan)?;
+        if has_script {
+            project.tasks.insert(name.to_string(), task);
+        } else {
+            let group =
+                TaskSpec { depends_on: task.depends_on, group: true, origin: task.origin, ..TaskSpec::default() };
+            project.tasks.insert(name.to_string(), group);
+        }
+        Ok(())
+    }
+}
+
+/// A package's own `turbo.json`: its path and its task tables by name.
+type PackageConfig = (String, BTreeMap<String, Map<String, Value>>);
+
+/// A package's own `turbo.json`, refused as turbo refuses it: without
+/// `extends: ["//"]`, or with `pkg#task` keys.
+fn package_config(root: &Path, dir: &str, plan: &mut Plan) -> Result<Option<PackageConfig>> {
+    let Some((file, json)) = read_turbo_file(root, dir)? else { return Ok(None) };
+    let invalid =
+        |why: String, hint: &str| InitError::InvalidPackageConfig { file: file.clone(), why, hint: hint.to_string() };
+    let Some(top) = json.as_object() else {
+        return Err(invalid(format!("expected a JSON object, got {}", describe(&json)), "fix the file first"));
+    };
+    match top.get("extends").and_then(strings) {
+        None => {
+            return Err(invalid(
+                "a package turbo.json needs `\"extends\": [\"//\"]`".to_string(),
+                "add `\"extends\": [\"//\"]`, as turbo requires",
+            ));
+        }
+        Some(list) if !list.iter().any(|e| e == ROOT_PACKAGE) => {
+            return Err(invalid(
+                format!("`extends` must name the root (`//`), got {}", describe(&top["extends"])),
+                "write `\"extends\": [\"//\"]`",
+            ));
+        }
+        Some(_) => {}
+    }
+    let mut out = BTreeMap::new();
+    for (key, value) in top {
+        match key.as_str() {
+            "$schema" | "extends" => {}
+            "tasks" | "pipeline" => {
+                for (name, def) in value.as_object().into_iter().flatten() {
+                    if name.contains('#') {
+                        return Err(invalid(
+                            format!("{key}.{name}: a package turbo.json may not name a package's task (`pkg#task`)"),
+                            "name the task alone (`build`); it applies to this package",
+                        ));
+                    }
+                    match def.as_object() {
+                        Some(def) => {
+                            out.insert(name.clone(), def.clone());
+                        }
+                        None => plan.note(
+                            &file,
+                            format!("{key}.{name}"),
+                            format!("expected an object, got {}", describe(def)),
+                        ),
+                    }
+                }
+            }
+            _ => plan.note(&file, key, "no vx equivalent"),
+        }
+    }
+    Ok(Some((file, out)))
 }
 
 /// The top-level keys: `globalDependencies` becomes `global-inputs`;
 /// `globalEnv` names join every task's `env`. Returns those names.
-fn read_top_level(top: &Map<String, Value>, plan: &mut Plan) -> Vec<String> {
+fn read_top_level(file: &str, top: &Map<String, Value>, plan: &mut Plan) -> Vec<String> {
     let mut global_env = Vec::new();
     for (key, value) in top {
         match key.as_str() {
             "$schema" | "tasks" | "pipeline" => {}
             "globalDependencies" => match strings(value) {
                 Some(globs) => plan.global_inputs.extend(globs),
-                None => plan.note(FILE, key, format!("expected a list of globs, got {}", describe(value))),
+                None => plan.note(file, key, format!("expected a list of globs, got {}", describe(value))),
             },
             "globalEnv" => {
                 for name in strings(value).unwrap_or_default() {
                     if name.contains(['*', '!']) {
-                        plan.note(FILE, format!("globalEnv `{name}`"), "vx `env` lists exact names, no wildcards");
+                        plan.note(file, format!("globalEnv `{name}`"), "vx `env` lists exact names, no wildcards");
                     } else {
                         global_env.push(name);
                     }
                 }
             }
             "globalPassThroughEnv" => plan.note(
-                FILE,
+                file,
                 key,
                 "vx passes its whole environment to tasks; only `env` names are part of the key, so there is nothing \
                  to translate",
             ),
-            "ui" => plan.note(FILE, key, "vx chooses its output with `--log-order` and `--output-logs` per run"),
-            "cacheDir" => plan.note(FILE, key, "vx keeps its cache in [cache] dir (default .vx/cache); set it by hand"),
-            "remoteCache" => plan.note(FILE, key, "configure a cache-backend plugin (docs/plugins.md) instead"),
-            _ => plan.note(FILE, key, "no vx equivalent"),
+            "ui" => plan.note(file, key, "vx chooses its output with `--log-order` and `--output-logs` per run"),
+            "cacheDir" => plan.note(file, key, "vx keeps its cache in [cache] dir (default .vx/cache); set it by hand"),
+            "remoteCache" => plan.note(file, key, "configure a cache-backend plugin (docs/plugins.md) instead"),
+            _ => plan.note(file, key, "no vx equivalent"),
         }
     }
     global_env
 }
 
-fn translate_package(
-    root: &Path,
-    pkg: &Package,
-    tasks: &Map<String, Value>,
-    ctx: &Ctx<'_>,
-    plan: &mut Plan,
-) -> Result<ProjectSpec> {
-    let own_file = format!("{}/turbo.json", pkg.dir);
-    let overrides = package_overrides(root, &own_file, plan)?;
-    let mut project = ProjectSpec {
-        dir: pkg.dir.clone(),
-        name: pkg.vx_name(),
-        write_name: false,
-        has_package_json: pkg.has_package_json,
-        scripts: pkg.scripts.clone(),
-        ..ProjectSpec::default()
-    };
-    for script in pkg.scripts.keys() {
-        let specific = pkg.package_name.as_ref().map(|n| format!("{n}#{script}"));
-        let (key, def) = match specific.as_ref().and_then(|k| tasks.get_key_value(k)) {
-            Some(found) => found,
-            None => match tasks.get_key_value(script) {
-                Some(found) => found,
-                None => continue,
-            },
-        };
-        let mut def = def.as_object().cloned().unwrap_or_default();
-        let mut origin = (FILE.to_string(), format!("{}.{key}", ctx.tasks_key));
-        if let Some(over) = overrides.get(script) {
-            merge_override(&mut def, over);
-            origin = (own_file.clone(), format!("tasks.{script}"));
-        }
-        let task = translate_task(&def, origin, ctx, plan);
-        project.tasks.insert(script.clone(), task);
-    }
-    Ok(project)
-}
-
-/// A package's own `turbo.json` (`extends: ["//"]`): its task tables.
-fn package_overrides(root: &Path, file: &str, plan: &mut Plan) -> Result<BTreeMap<String, Map<String, Value>>> {
-    let Some(json) = read_json(root, file)? else { return Ok(BTreeMap::new()) };
-    let mut out = BTreeMap::new();
-    for (key, value) in json.as_object().into_iter().flatten() {
-        match key.as_str() {
-            "$schema" | "extends" => {}
-            "tasks" | "pipeline" => {
-                for (name, def) in value.as_object().into_iter().flatten() {
-                    let name = name.rsplit('#').next().unwrap_or(name);
-                    out.insert(name.to_string(), def.as_object().cloned().unwrap_or_default());
+/// turbo refuses a task that depends on a persistent one; vx runs it once
+/// the server is ready. The translation keeps the dependency and says so.
+fn note_persistent_dependencies(plan: &mut Plan) {
+    let persistent: BTreeSet<(&str, &str)> = plan
+        .projects
+        .iter()
+        .flat_map(|p| p.tasks.iter().filter(|(_, t)| t.persistent).map(|(n, _)| (p.name.as_str(), n.as_str())))
+        .collect();
+    let mut differences = Vec::new();
+    for project in &plan.projects {
+        for task in project.tasks.values() {
+            for dep in &task.depends_on {
+                let hit = match dep {
+                    Dep::Local(t) => persistent.contains(&(project.name.as_str(), t.as_str())),
+                    Dep::Exact(p, t) => persistent.contains(&(p.as_str(), t.as_str())),
+                    Dep::Upstream(t) => {
+                        persistent.iter().any(|&(p, pt)| pt == t.as_str() && p != project.name.as_str())
+                    }
+                };
+                if hit {
+                    let target = match dep {
+                        Dep::Upstream(t) => format!("^{t}"),
+                        Dep::Local(t) => t.clone(),
+                        Dep::Exact(p, t) => format!("{p}#{t}"),
+                    };
+                    differences.push(Note {
+                        file: task.origin.0.clone(),
+                        setting: format!("{}.dependsOn", task.origin.1),
+                        why: format!(
+                            "`{target}` is persistent: turbo refuses a dependency on a persistent task; vx keeps it and \
+                             starts this task once the server is ready (set `ready` on it, docs/config.md)"
+                        ),
+                    });
                 }
             }
-            _ => plan.note(file, key, "no vx equivalent"),
         }
     }
-    Ok(out)
-}
-
-/// Applies a package override: its keys replace the root's, except that an
-/// array holding `$TURBO_EXTENDS$` appends to the inherited one.
-fn merge_override(def: &mut Map<String, Value>, over: &Map<String, Value>) {
-    for (key, value) in over {
-        let extends = value.as_array().is_some_and(|a| a.iter().any(|v| v == "$TURBO_EXTENDS$"));
-        if extends {
-            let mut merged: Vec<Value> = def.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
-            merged.extend(value.as_array().into_iter().flatten().filter(|v| *v != "$TURBO_EXTENDS$").cloned());
-            def.insert(key.clone(), Value::Array(merged));
-        } else {
-            def.insert(key.clone(), value.clone());
-        }
-    }
-}
-
-/// One task definition, turned key by key into a task spec; what has no
-/// vx equivalent is noted.
-fn translate_task(def: &Map<String, Value>, origin: (String, String), ctx: &Ctx<'_>, plan: &mut Plan) -> TaskSpec {
-    let (file, at) = origin.clone();
-    let mut task = TaskSpec { cache: true, env: ctx.global_env.to_vec(), origin, ..TaskSpec::default() };
-    for (key, value) in def {
-        let setting = format!("{at}.{key}");
-        let Some(items) = strings(value).or_else(|| value.is_boolean().then(Vec::new)) else {
-            plan.note(&file, setting, format!("unexpected value {}", describe(value)));
-            continue;
-        };
-        let mut note = |why: String| plan.note(&file, &setting, why);
-        match key.as_str() {
-            "dependsOn" => depends_on(items, ctx, &mut task, &mut note),
-            "inputs" => task.inputs = Some(inputs(items, &mut note)),
-            "outputs" => task.outputs.extend(outputs(items, &mut note)),
-            "env" => task.env.extend(env_names(items, &mut note)),
-            "cache" => task.cache = value.as_bool().unwrap_or(true),
-            "persistent" => task.persistent = value.as_bool().unwrap_or(false),
-            "passThroughEnv" => {
-                note("vx passes its whole environment to tasks; only `env` names are part of the key".into())
-            }
-            "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
-            "interactive" => note("vx tasks never read a terminal (stdin is closed)".into()),
-            "description" => {}
-            _ => note("no vx equivalent".into()),
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    task.env.retain(|e| seen.insert(e.clone()));
-    task
-}
-
-/// `dependsOn`: `$VAR` (turbo 1's env dependency), `^task`, `pkg#task`
-/// (by package name, renamed to the vx project name) and `task`.
-fn depends_on(items: Vec<String>, ctx: &Ctx<'_>, task: &mut TaskSpec, note: &mut impl FnMut(String)) {
-    for dep in items {
-        if let Some(var) = dep.strip_prefix('$') {
-            task.env.push(var.to_string());
-        } else if let Some(t) = dep.strip_prefix('^') {
-            task.depends_on.push(Dep::Upstream(t.to_string()));
-        } else if let Some((p, t)) = dep.split_once('#') {
-            if p.is_empty() || p == "//" {
-                note(format!("`{dep}` names a root task, which is not translated"));
-            } else {
-                let name = ctx
-                    .packages
-                    .iter()
-                    .find(|k| k.package_name.as_deref() == Some(p))
-                    .map_or_else(|| p.to_string(), Package::vx_name);
-                task.depends_on.push(Dep::Exact(name, t.to_string()));
-            }
-        } else {
-            task.depends_on.push(Dep::Local(dep));
-        }
-    }
-}
-
-/// A glob that reaches outside the package, which a vx project cannot.
-fn outside_package(glob: &str) -> bool {
-    glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..")
-}
-
-fn inputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
-    let mut inputs = Vec::new();
-    for glob in items {
-        if glob == "$TURBO_DEFAULT$" {
-            inputs.push("**".to_string());
-        } else if outside_package(&glob) {
-            note(format!(
-                "`{glob}` is outside the package; add it to global-inputs by hand if every task should see it"
-            ));
-        } else {
-            inputs.push(glob);
-        }
-    }
-    inputs
-}
-
-fn outputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
-    let (outside, inside): (Vec<String>, Vec<String>) = items.into_iter().partition(|g| outside_package(g));
-    for glob in outside {
-        note(format!("`{glob}` is outside the package; vx outputs stay inside the project"));
-    }
-    inside
-}
-
-fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
-    let (wildcards, names): (Vec<String>, Vec<String>) = items.into_iter().partition(|n| n.contains(['*', '!']));
-    for name in wildcards {
-        note(format!("`{name}`: vx `env` lists exact names, no wildcards"));
-    }
-    names
+    differences.sort();
+    differences.dedup();
+    plan.differences.extend(differences);
 }

@@ -1,4 +1,5 @@
-//! JSON with comments and trailing commas, as bun writes `bun.lock`.
+//! JSON with comments and trailing commas, as bun writes `bun.lock` and
+//! turbo reads `turbo.json` (`vx init` uses it too).
 //!
 //! Rather than a second JSON parser, the text is rewritten in place so that
 //! serde_json can read it: comments and trailing commas become spaces. A

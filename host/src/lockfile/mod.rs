@@ -36,7 +36,7 @@ mod digest;
 mod error;
 mod find;
 mod graph;
-mod jsonc;
+pub(crate) mod jsonc;
 mod npm;
 mod package_json;
 mod pnpm;

@@ -235,7 +235,7 @@ impl RunReport<'_> {
                     cache: match r.cache {
                         CacheOutcome::Local => report::Tier::Local,
                         CacheOutcome::Remote => report::Tier::Remote,
-                        CacheOutcome::Uncached | CacheOutcome::Miss => report::Tier::None,
+                        CacheOutcome::Uncached | CacheOutcome::Miss | CacheOutcome::Group => report::Tier::None,
                     },
                     duration_ms: r.duration.as_millis() as u64,
                     exit_code: r.exit_code,

@@ -91,6 +91,7 @@ fn cache_text(cache: CacheOutcome) -> &'static str {
         CacheOutcome::Miss => "miss",
         CacheOutcome::Local => "hit (local)",
         CacheOutcome::Remote => "hit (remote)",
+        CacheOutcome::Group => "group",
     }
 }
 

@@ -32,14 +32,19 @@ impl RunSummary {
             0 => String::new(),
             n => format!(" ({n} flaky)"),
         };
-        let counts = format!(
+        // A group ran nothing: it is counted apart, not as a task that ran.
+        let groups = self.results.iter().filter(|r| r.cache == CacheOutcome::Group).count();
+        let mut counts = format!(
             "{} run, {} succeeded{flaky}, {} failed, {} skipped, {} cached",
-            self.ran(),
-            self.succeeded(),
+            self.ran() - groups,
+            self.succeeded() - groups,
             failed,
             self.skipped(),
             self.cached()
         );
+        if groups > 0 {
+            counts.push_str(&format!(", {groups} group{}", if groups == 1 { "" } else { "s" }));
+        }
         let counts = if failed > 0 { style.red(&counts) } else { style.green(&counts) };
         out.push_str(&format!("{} {counts} in {}\n", style.bold("Tasks:"), format_duration(self.wall)));
         out
@@ -49,8 +54,13 @@ impl RunSummary {
 impl RunSummary {
     /// `--summary`: the slowest tasks that ran, and the cache hit rate.
     pub fn render_details(&self) -> String {
-        let mut ran: Vec<&TaskResult> =
-            self.results.iter().filter(|r| !r.cache.is_hit() && !matches!(r.status, TaskStatus::Skipped(_))).collect();
+        let mut ran: Vec<&TaskResult> = self
+            .results
+            .iter()
+            .filter(|r| {
+                !r.cache.is_hit() && r.cache != CacheOutcome::Group && !matches!(r.status, TaskStatus::Skipped(_))
+            })
+            .collect();
         ran.sort_by(|a, b| b.duration.cmp(&a.duration).then(a.id.cmp(&b.id)));
         let mut out = String::from("Slowest:");
         if ran.is_empty() {
@@ -59,7 +69,8 @@ impl RunSummary {
         for r in ran.iter().take(5) {
             out.push_str(&format!("\n  {:>8}  {}", format_duration(r.duration), r.id));
         }
-        let looked_up = self.results.iter().filter(|r| r.cache != CacheOutcome::Uncached).count();
+        let looked_up =
+            self.results.iter().filter(|r| !matches!(r.cache, CacheOutcome::Uncached | CacheOutcome::Group)).count();
         let rate = (self.cached() * 100).checked_div(looked_up).map_or_else(|| "-".to_string(), |r| format!("{r}%"));
         out.push_str(&format!("\nCache: {} of {looked_up} cacheable tasks were hits ({rate})\n", self.cached()));
         out

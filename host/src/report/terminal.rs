@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use super::progress::StatusLine;
 use super::stderr::warning_line;
 use super::style::Style;
-use crate::events::{Event, Subscriber, TaskStatus};
+use crate::events::{CacheOutcome, Event, Subscriber, TaskStatus};
 
 /// `--output-logs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -205,6 +205,14 @@ impl Terminal {
         }
     }
 
+    /// A group settled: it ran nothing, so one line says why it is done.
+    fn group_done(&self, id: &str) {
+        self.update_status(|s| s.finish(id));
+        if matches!(self.logs, OutputLogs::Full | OutputLogs::NewOnly | OutputLogs::HashOnly) {
+            self.write(&self.prefixed(id, self.style.dim("group: its dependencies succeeded").as_bytes()));
+        }
+    }
+
     /// Text from vx itself (the summary).
     fn print(&self, text: &str) {
         self.write(text.as_bytes());
@@ -223,6 +231,7 @@ impl Subscriber for Terminal {
             Event::Output { task, line } => self.line(task, line),
             Event::CacheHit { task, key, log, .. } => self.cached(task, key, log),
             Event::TaskNote { task, message } => self.note(task, message),
+            Event::Finished { result, .. } if result.cache == CacheOutcome::Group => self.group_done(&result.id),
             Event::Finished { result, .. } => self.finished(&result.id, result.status == TaskStatus::Succeeded),
             Event::Warning { level, source, message } => eprintln!("{}", warning_line(level, source, message)),
             Event::Interrupted { .. } => {

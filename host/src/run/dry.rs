@@ -81,7 +81,7 @@ impl DryPlan<'_> {
                 let project = &ws.projects[node.project];
                 let task = self.task(n);
                 let (key, status, components) = self.key_fields(n);
-                json!({
+                let mut entry = json!({
                     "id": node.id.to_string(),
                     "project": project.name,
                     "task": task.name,
@@ -101,7 +101,14 @@ impl DryPlan<'_> {
                     "key_components": components,
                     "eta_ms": self.etas[n].map(|d| d.as_millis() as u64),
                     "history": { "executions": self.flaky[n].executions, "flaky": self.flaky[n].flaky },
-                })
+                });
+                // Only a group carries the key (and no command), so plans
+                // without groups read as before.
+                if task.is_group() {
+                    entry["command"] = serde_json::Value::Null;
+                    entry["group"] = json!(true);
+                }
+                entry
             })
             .collect();
         let p = self.prediction;
@@ -162,7 +169,7 @@ impl DryPlan<'_> {
             self.graph.nodes[n].id.to_string(),
             self.statuses[n].as_str().to_string(),
             eta,
-            self.executor(n).to_string(),
+            if self.task(n).is_group() { "-".to_string() } else { self.executor(n).to_string() },
             flaky,
         ]
     }
@@ -174,11 +181,17 @@ impl DryPlan<'_> {
         let (key, _, _) = self.key_fields(n);
         let mut out = String::new();
         out.push_str(&format!("  dir:        {}\n", project.rel_dir));
-        out.push_str(&format!("  command:    {}\n", task.command));
+        if task.is_group() {
+            out.push_str("  command:    none (a group: runs nothing, succeeds when its dependencies do)\n");
+        } else {
+            out.push_str(&format!("  command:    {}\n", task.command));
+        }
         let deps: Vec<String> = graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect();
         out.push_str(&format!("  depends on: {}\n", if deps.is_empty() { "-".to_string() } else { deps.join(", ") }));
-        let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
-        out.push_str(&format!("  inputs:     {inputs}\n"));
+        if !task.is_group() {
+            let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
+            out.push_str(&format!("  inputs:     {inputs}\n"));
+        }
         if !task.outputs.is_empty() {
             out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
         }

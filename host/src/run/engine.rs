@@ -272,6 +272,14 @@ impl<'w> Session<'w> {
                     continue;
                 }
             };
+            if let Some(why) = job.group.then(|| failed_dependency(self.shared.graph, &cycle.results, node)).flatten() {
+                // `--continue=always` starts tasks whose dependencies failed;
+                // a group has nothing of its own to try, and succeeding would
+                // say its dependencies did.
+                cycle.walker.finish(node, false);
+                cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Skipped(why)));
+                continue;
+            }
             if job.attempt.persistent.is_some() && self.servers.contains_key(&node) {
                 // Still up from an earlier cycle: restart only if its key moved.
                 let now = self.shared.key_now(node).await;
@@ -393,6 +401,15 @@ impl<'w> Session<'w> {
             }
         }
     }
+}
+
+/// Why a group cannot succeed: the first of its dependencies that settled
+/// in this cycle without succeeding.
+fn failed_dependency(graph: &TaskGraph, results: &[Option<TaskResult>], node: usize) -> Option<String> {
+    graph.deps[node]
+        .iter()
+        .find(|&&d| results[d].as_ref().is_some_and(|r| r.status != TaskStatus::Succeeded))
+        .map(|&d| format!("dependency {} did not succeed", graph.nodes[d].id))
 }
 
 /// The process-group registry, with a guard process started on the first

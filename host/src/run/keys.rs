@@ -22,6 +22,8 @@ pub enum PlannedCache {
     Miss,
     /// Not cacheable, the cache is off, or the task has no key.
     Uncached,
+    /// A group task: nothing runs, nothing is cached.
+    Group,
 }
 
 impl PlannedCache {
@@ -31,6 +33,7 @@ impl PlannedCache {
             PlannedCache::HitRemote => "hit-remote",
             PlannedCache::Miss => "miss",
             PlannedCache::Uncached => "uncached",
+            PlannedCache::Group => "group",
         }
     }
 
@@ -127,6 +130,9 @@ pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: 
     let mut statuses: Vec<PlannedCache> = (0..graph.len())
         .map(|n| {
             let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
+            if task.is_group() {
+                return PlannedCache::Group;
+            }
             planned_status(cache, task.cache, &keys[n])
         })
         .collect();

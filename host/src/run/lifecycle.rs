@@ -53,6 +53,8 @@ pub struct Job {
     pub executor: Chosen,
     /// Attempts allowed after a failed one (0 for a persistent task).
     pub retries: u32,
+    /// A group task: nothing runs; it succeeds once its dependencies have.
+    pub group: bool,
     /// The project directory and task whose declared outputs are removed
     /// before it executes (`cache::clear_outputs`); `None` without outputs.
     pub outputs: Option<(std::path::PathBuf, Task)>,
@@ -123,7 +125,7 @@ impl Shared<'_> {
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
-        Ok(Job { attempt, cache, executor, retries, outputs })
+        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -158,6 +160,9 @@ impl Job {
     /// Runs the task (or restores it from the cache). Returns its node, its
     /// result and the manifest of its key, when it has one.
     pub async fn run(mut self) -> JobResult {
+        if self.group {
+            return self.settle_group().await;
+        }
         let a = &self.attempt;
         // Waiting for another vx process to finish this task is not part
         // of its duration (history's p50s feed the ETAs).
@@ -252,6 +257,30 @@ impl Job {
             a.events.note(&a.id, &format!("flaky: passed on attempt {} of {total}", tries.attempts));
         }
         (ran, tries, cleared)
+    }
+
+    /// A group: its key is still computed (from its dependencies' keys) so
+    /// that its dependents can be keyed, but nothing is looked up, run or
+    /// stored.
+    async fn settle_group(self) -> JobResult {
+        let a = &self.attempt;
+        let start = Instant::now();
+        let keyed = match &self.cache {
+            Some(c) => c.compute_key(a.node, &a.id, &a.events).await,
+            None => None,
+        };
+        let result = TaskResult {
+            id: a.id.clone(),
+            status: TaskStatus::Succeeded,
+            duration: start.elapsed(),
+            cache: CacheOutcome::Group,
+            key: keyed.as_ref().map(|(k, _)| k.0.clone()),
+            exit_code: None,
+            log_tail: None,
+            attempts: 0,
+            failed_attempt: None,
+        };
+        self.record(result, keyed.map(|(_, m)| m))
     }
 
     /// Removes the task's old outputs; `false` (with a note) when one could

@@ -2,8 +2,9 @@
 //! command of every task named on the command line, and only those, as
 //! Turborepo does. A name (`test`) means that task in every project; an
 //! id (`web#test`) one task. The dependencies a named task pulls in run
-//! as configured. The arguments become part of the command, so they are
-//! in the named tasks' keys, in `--dry`, and in what history records.
+//! as configured, and so does a named group (it has no command). The
+//! arguments become part of the command, so they are in the named tasks'
+//! keys, in `--dry`, and in what history records.
 
 use crate::config::{Command, Workspace};
 use crate::graph::TaskId;
@@ -23,7 +24,8 @@ pub fn apply_pass_through(ws: &mut Workspace, specs: &[String], args: &[String])
                 Some(_) => continue,
                 None => spec.as_str(),
             };
-            if let Some(task) = project.tasks.get_mut(name) {
+            // A group has no command of its own to take them.
+            if let Some(task) = project.tasks.get_mut(name).filter(|t| !t.is_group()) {
                 append(&mut task.command, args);
             }
         }

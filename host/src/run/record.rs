@@ -87,6 +87,7 @@ fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
             CacheOutcome::Miss => "miss",
             CacheOutcome::Local => "local",
             CacheOutcome::Remote => "remote",
+            CacheOutcome::Group => "group",
         },
         duration: r.duration,
         exit_code: r.exit_code,

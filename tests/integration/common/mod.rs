@@ -140,7 +140,8 @@ impl std::fmt::Display for Output {
 }
 
 /// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`,
-/// with ` (N flaky)` after the successes when some were.
+/// with ` (N flaky)` after the successes when some were, and `, N group(s)`
+/// before ` in` when group tasks settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     pub run: usize,
@@ -149,6 +150,7 @@ pub struct Summary {
     pub skipped: usize,
     pub cached: usize,
     pub flaky: usize,
+    pub groups: usize,
 }
 
 impl Summary {
@@ -164,11 +166,21 @@ impl Summary {
         }
         let mut numbers = Vec::new();
         let mut flaky = 0;
+        let parts: Vec<&str> = counts.split(", ").collect();
+        let groups = match parts.len() {
+            5 => 0,
+            6 => {
+                let (n, w) = parts[5].split_once(' ')?;
+                let n: usize = n.parse().ok()?;
+                if w != if n == 1 { "group" } else { "groups" } || n == 0 {
+                    return None;
+                }
+                n
+            }
+            _ => return None,
+        };
         let words = ["run", "succeeded", "failed", "skipped", "cached"];
-        if counts.split(", ").count() != words.len() {
-            return None;
-        }
-        for (part, word) in counts.split(", ").zip(words) {
+        for (part, word) in parts.iter().zip(words) {
             let (n, mut w) = part.split_once(' ')?;
             if let Some((succeeded, extra)) = w.split_once(" (").filter(|_| word == "succeeded") {
                 flaky = extra.strip_suffix(" flaky)")?.parse().ok()?;
@@ -181,7 +193,7 @@ impl Summary {
         }
         match numbers[..] {
             [run, succeeded, failed, skipped, cached] => {
-                Some(Summary { run, succeeded, failed, skipped, cached, flaky })
+                Some(Summary { run, succeeded, failed, skipped, cached, flaky, groups })
             }
             _ => None,
         }

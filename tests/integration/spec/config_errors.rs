@@ -48,7 +48,7 @@ fn wrong_types() {
     case(&mut t, &build("command = \"true\"\ncache = \"yes\""), &["run", "build"]);
     case(&mut t, &build("command = 42"), &["run", "build"]);
     case(&mut t, &build("command = \"true\"\ntimeout = \"10\""), &["run", "build"]);
-    case(&mut t, &build("depends-on = []"), &["run", "build"]);
+    case(&mut t, &build("inputs = [\"src/**\"]"), &["run", "build"]);
     assert_transcript!(t);
 }
 

@@ -127,9 +127,11 @@ impl Executor for Chosen {
 }
 
 /// The executor a task runs on: the run's `--executor` for every task that
-/// is not persistent (servers stay local), else the task's own.
+/// is not persistent (servers stay local) or a group (which runs nothing),
+/// else the task's own.
 pub fn effective_executor<'a>(task: &'a Task, run_executor: Option<&'a str>) -> &'a str {
     match run_executor {
+        Some(_) if task.is_group() => "local",
         Some(name) if !task.persistent => name,
         _ => &task.executor,
     }

@@ -1,0 +1,175 @@
+//! One Turborepo task definition, merged from its layers (the root
+//! `turbo.json` entry, then a package's own `turbo.json`) and turned key by
+//! key into a [`TaskSpec`]. Every key remembers the file it came from, so
+//! a note about it names that file.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::error::{InitError, Result};
+use super::model::{Dep, Plan, TaskSpec};
+use super::source::{Package, describe, strings};
+
+/// The marker of turbo's root package in task references (`//#lint`).
+pub const ROOT_PACKAGE: &str = "//";
+
+/// A task definition with the origin of each key: `(value, file, setting
+/// path of the task)`.
+#[derive(Debug, Default)]
+pub struct Merged {
+    keys: BTreeMap<String, (Value, String, String)>,
+    /// The layer the task was last defined in, for notes about the whole task.
+    pub origin: (String, String),
+}
+
+impl Merged {
+    /// Lays `def` over what is there: its keys replace the earlier ones,
+    /// except that an array holding `$TURBO_EXTENDS$` appends to the
+    /// inherited one.
+    pub fn overlay(&mut self, def: &Map<String, Value>, file: &str, at: &str) {
+        for (key, value) in def {
+            let extends = value.as_array().is_some_and(|a| a.iter().any(|v| v == "$TURBO_EXTENDS$"));
+            let value = if extends {
+                let mut merged: Vec<Value> =
+                    self.keys.get(key).and_then(|(v, _, _)| v.as_array()).cloned().unwrap_or_default();
+                merged.extend(value.as_array().into_iter().flatten().filter(|v| *v != "$TURBO_EXTENDS$").cloned());
+                Value::Array(merged)
+            } else {
+                value.clone()
+            };
+            self.keys.insert(key.clone(), (value, file.to_string(), at.to_string()));
+        }
+        self.origin = (file.to_string(), at.to_string());
+    }
+}
+
+/// What a task translation needs to know about the workspace.
+pub struct TaskCtx<'a> {
+    pub global_env: &'a [String],
+    pub packages: &'a [Package],
+    /// The vx name of the root project (`//` in turbo).
+    pub root_name: &'a str,
+    /// The vx name of the project the task belongs to, and the task's name.
+    pub project: &'a str,
+    pub task: &'a str,
+}
+
+impl TaskCtx<'_> {
+    /// The vx project name of a turbo package name.
+    fn project_of(&self, package: &str) -> String {
+        if package == ROOT_PACKAGE {
+            return self.root_name.to_string();
+        }
+        self.packages
+            .iter()
+            .find(|k| k.package_name.as_deref() == Some(package))
+            .map_or_else(|| package.to_string(), Package::vx_name)
+    }
+}
+
+/// Turns a merged definition into a task spec; what has no vx equivalent
+/// is noted against the file that set it. A task that depends on itself
+/// is refused, as turbo refuses it.
+pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Result<TaskSpec> {
+    let mut task =
+        TaskSpec { cache: true, env: ctx.global_env.to_vec(), origin: def.origin.clone(), ..TaskSpec::default() };
+    for (key, (value, file, at)) in &def.keys {
+        let setting = format!("{at}.{key}");
+        let Some(items) = strings(value).or_else(|| value.is_boolean().then(Vec::new)) else {
+            plan.note(file, setting, format!("unexpected value {}", describe(value)));
+            continue;
+        };
+        let mut note = |why: String| plan.note(file, &setting, why);
+        match key.as_str() {
+            "dependsOn" => {
+                depends_on(items, ctx, &mut task, &mut note);
+                let own = |d: &Dep| match d {
+                    Dep::Local(t) => t == ctx.task,
+                    Dep::Exact(p, t) => p == ctx.project && t == ctx.task,
+                    Dep::Upstream(_) => false,
+                };
+                if task.depends_on.iter().any(own) {
+                    return Err(InitError::SelfDependency {
+                        file: file.clone(),
+                        setting,
+                        task: format!("{}#{}", ctx.project, ctx.task),
+                    });
+                }
+            }
+            "inputs" => task.inputs = Some(inputs(items, &mut note)),
+            "outputs" => task.outputs = outputs(items, &mut note),
+            "env" => task.env.extend(env_names(items, &mut note)),
+            "cache" => task.cache = value.as_bool().unwrap_or(true),
+            "persistent" => task.persistent = value.as_bool().unwrap_or(false),
+            "passThroughEnv" => {
+                note("vx passes its whole environment to tasks; only `env` names are part of the key".into())
+            }
+            "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
+            "interactive" => note("vx tasks never read a terminal (stdin is closed)".into()),
+            "description" => {}
+            _ => note("no vx equivalent".into()),
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    task.env.retain(|e| seen.insert(e.clone()));
+    Ok(task)
+}
+
+/// `dependsOn`: `$VAR` (turbo 1's env dependency), `^task`, `pkg#task`
+/// (by package name, renamed to the vx project name; `//#task` is the
+/// root's) and `task`.
+fn depends_on(items: Vec<String>, ctx: &TaskCtx<'_>, task: &mut TaskSpec, note: &mut impl FnMut(String)) {
+    for dep in items {
+        if let Some(var) = dep.strip_prefix('$') {
+            task.env.push(var.to_string());
+        } else if let Some(t) = dep.strip_prefix('^') {
+            task.depends_on.push(Dep::Upstream(t.to_string()));
+        } else if let Some((p, t)) = dep.split_once('#') {
+            if p.is_empty() {
+                note(format!("`{dep}` names no package; write `//#{t}` for a root task"));
+            } else {
+                task.depends_on.push(Dep::Exact(ctx.project_of(p), t.to_string()));
+            }
+        } else {
+            task.depends_on.push(Dep::Local(dep));
+        }
+    }
+}
+
+/// A glob that reaches outside the package, which a vx project cannot.
+fn outside_package(glob: &str) -> bool {
+    glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..")
+}
+
+fn inputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let mut inputs = Vec::new();
+    for glob in items {
+        if glob == "$TURBO_DEFAULT$" {
+            inputs.push("**".to_string());
+        } else if outside_package(&glob) {
+            note(format!(
+                "`{glob}` is outside the package; add it to global-inputs by hand if every task should see it"
+            ));
+        } else {
+            inputs.push(glob);
+        }
+    }
+    inputs
+}
+
+fn outputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let (outside, inside): (Vec<String>, Vec<String>) = items.into_iter().partition(|g| outside_package(g));
+    for glob in outside {
+        note(format!("`{glob}` is outside the package; vx outputs stay inside the project"));
+    }
+    inside
+}
+
+fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+    let (wildcards, names): (Vec<String>, Vec<String>) = items.into_iter().partition(|n| n.contains(['*', '!']));
+    for name in wildcards {
+        note(format!("`{name}`: vx `env` lists exact names, no wildcards"));
+    }
+    names
+}

@@ -364,6 +364,8 @@ fn run_of(n: usize) -> RunSummary {
                 key: Some(format!("{:064x}", i)),
                 exit_code,
                 log_tail,
+                attempts: 1,
+                failed_attempt: None,
             }
         })
         .collect();

@@ -481,13 +481,16 @@ fn executor_name_is_keyed() {
     assert_eq!(key_of(&env, "app#build"), default);
     env.clear_log();
     assert_all_hits(&env, &ok(&env, &["run", "build"]), 1);
-    // Another executor is another key (executor plugins cannot run yet, so
-    // the miss is shown by the plan).
+    // An executor that is no plugin of the workspace gives no key, and the
+    // plan says why, as the run would refuse the task (a plugin's own key
+    // is tested in executors.rs).
     app(&env, "true", "inputs = [\"src/**\"]\nexecutor = \"remote-box\"");
     let plan = dry(&env, &["app#build"]);
     let t = planned(&plan, "app#build");
-    assert_ne!(t["key"].as_str(), Some(default.as_str()), "{plan:#}");
-    assert_eq!(t["cache_status"], "miss", "{plan:#}");
+    assert!(t["key"].is_null(), "{plan:#}");
+    assert_eq!(t["cache_status"], "uncached", "{plan:#}");
+    let why = t["key_components"]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("executor `remote-box` is not a plugin of this workspace"), "{plan:#}");
 }
 
 // ---------------------------------------------------------------------
@@ -1314,6 +1317,27 @@ fn vx_last_prints_a_line_that_runs_the_same_again() {
     std::fs::remove_file(&log_file).expect("clear the replay log");
     paste(&env, line.trim_end(), &log_file);
     assert_eq!(std::fs::read_to_string(&log_file).unwrap_or_default(), "other\n", "`{}`", line.trim_end());
+}
+
+#[test]
+fn vx_last_after_dash_c_prints_a_line_that_works_from_the_callers_directory() {
+    let env = TestEnv::new();
+    root(&env, "");
+    project(&env, "app", &[], &[task("build", &log("app"), "")]);
+    project(&env, "other", &[], &[task("build", &log("other"), "")]);
+    ok(&env, &["-C", "packages/other", "run", "build"]);
+    assert_eq!(ran(&env), words(&["other"]));
+    let log_file = env.path("replay-log.txt");
+    for from in [".", "packages/app"] {
+        let line = env.vx_in(from, &["last"]);
+        line.assert_success();
+        let line = line.stdout.trim_end().to_string();
+        assert!(line.contains("vx -C packages/other run build"), "the line as typed: {line:?}");
+        assert!(!line.contains("packages/other &&"), "no cd into the -C directory: {line:?}");
+        let _ = std::fs::remove_file(&log_file);
+        paste(&env, &line, &log_file);
+        assert_eq!(std::fs::read_to_string(&log_file).unwrap_or_default(), "other\n", "`{line}` from {from}");
+    }
 }
 
 #[test]

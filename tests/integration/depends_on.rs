@@ -143,3 +143,60 @@ fn a_dependency_runs_once_when_two_tasks_need_it() {
     assert_before(&log, "p#gen", "p#build");
     assert_before(&log, "p#gen", "p#test");
 }
+
+/// a ← b ← c by project; every build depends on `^build` and on its own
+/// `codegen`.
+fn only_fixture() -> TestEnv {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    for (name, deps) in [("a", &[][..]), ("b", &["a"][..]), ("c", &["b"][..])] {
+        env.write(
+            &format!("packages/{name}/vx.toml"),
+            &project_toml(
+                name,
+                deps,
+                &[
+                    ("codegen", &log_cmd(&format!("{name}#codegen")), &[]),
+                    ("build", &slow_log_cmd(&format!("{name}#build")), &["^build", "codegen"]),
+                    ("test", &log_cmd(&format!("{name}#test")), &["build"]),
+                ],
+            ),
+        );
+    }
+    env
+}
+
+#[test]
+fn only_runs_the_named_tasks_without_their_dependencies() {
+    let env = only_fixture();
+    env.vx(&["run", "c#test", "--only"]).assert_success();
+    assert_eq!(env.log(), ["c#test"], "neither c#build nor anything upstream runs");
+    env.clear_log();
+    env.vx(&["run", "test", "--only", "--concurrency", "4"]).assert_success();
+    assert_eq!(env.log_set(), ["a#test", "b#test", "c#test"]);
+    env.clear_log();
+    env.vx(&["run", "c#build", "--exclude-dependencies"]).assert_success();
+    assert_eq!(env.log(), ["c#build"], "the first vx's spelling is accepted");
+}
+
+#[test]
+fn only_keeps_the_order_among_the_named_tasks() {
+    let env = only_fixture();
+    env.vx(&["run", "build", "--only", "--concurrency", "4"]).assert_success();
+    let log = env.log();
+    assert_eq!(env.log_set(), ["a#build", "b#build", "c#build"], "no codegen runs");
+    assert_before(&log, "a#build", "b#build");
+    assert_before(&log, "b#build", "c#build");
+    env.clear_log();
+    // c#test reaches a#codegen only through tasks left out: it still waits.
+    env.vx(&["run", "a#codegen", "c#test", "--only", "--concurrency", "4"]).assert_success();
+    assert_eq!(env.log(), ["a#codegen", "c#test"]);
+}
+
+#[test]
+fn only_from_turbo_habit_is_accepted() {
+    let env = only_fixture();
+    let out = env.vx(&["turbo", "run", "b#test", "--only"]);
+    out.assert_success();
+    assert_eq!(env.log(), ["b#test"], "{out}");
+}

@@ -59,6 +59,45 @@ fn a_task_runs_through_its_executor_and_is_cached_like_a_local_one() {
     assert!(why.stdout.contains("new.txt"), "history has its key's manifest\n{why}");
 }
 
+/// `app#build`'s key and cache status in `vx run app#build --dry=json ARGS`.
+fn dry_key(env: &TestEnv, args: &[&str]) -> (String, String) {
+    let mut all = vec!["run", "app#build", "--dry=json"];
+    all.extend_from_slice(args);
+    let out = env.vx(&all);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let task = &plan["tasks"][0];
+    assert_eq!(task["id"], "app#build", "{out}");
+    (task["key"].as_str().expect("a key").to_string(), task["cache_status"].as_str().expect("a status").to_string())
+}
+
+#[test]
+fn the_executor_plugin_its_config_and_executor_flag_are_in_the_key_dry_and_run_alike() {
+    let env = fixture("testexec", "mkdir -p dist; echo out > dist/o.txt", "allow-programs = [\"sh\"]", "");
+    let (planned, status) = dry_key(&env, &[]);
+    assert_eq!(status, "miss");
+    env.vx(&["run", "app#build"]).assert_success();
+    assert_eq!(dry_key(&env, &[]), (planned.clone(), "hit-local".to_string()), "--dry computes the run's key");
+
+    let (local, status) = dry_key(&env, &["--executor", "local"]);
+    assert_ne!(local, planned, "--executor is part of the key");
+    assert_eq!(status, "miss");
+    let out = env.vx(&["run", "app#build", "--executor", "local"]);
+    out.assert_success();
+    assert_eq!(out.summary().cached, 0, "another executor is another key\n{out}");
+    assert_eq!(dry_key(&env, &["--executor", "local"]), (local, "hit-local".to_string()));
+
+    let toml = env.read("vx.toml");
+    env.write("vx.toml", &toml.replace("[plugins.ex.config]\n", "[plugins.ex.config]\nmode = \"run\"\n"));
+    let (configured, status) = dry_key(&env, &[]);
+    assert_ne!(configured, planned, "the plugin's config is part of the key");
+    assert_eq!(status, "miss");
+    let out = env.vx(&["run", "app#build"]);
+    out.assert_success();
+    assert_eq!(out.summary().cached, 0, "{out}");
+    assert_eq!(dry_key(&env, &[]), (configured, "hit-local".to_string()));
+}
+
 #[test]
 fn a_failing_command_fails_the_task_with_its_exit_code_and_log_tail() {
     let env = fixture("testexec", "echo broken; exit 3", "allow-programs = [\"sh\"]", "");

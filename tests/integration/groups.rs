@@ -91,7 +91,11 @@ fn dry_json_and_graph_show_the_group() {
 
     let text = env.vx(&["run", "app#ci", "--dry"]);
     text.assert_success();
-    assert!(text.stdout.contains("a group"), "{text}");
+    let line = text.stdout.lines().find(|l| l.starts_with("app#ci ")).unwrap_or_default();
+    assert_eq!(line.split_whitespace().nth(1), Some("group"), "its status says it is a group\n{text}");
+    let verbose = env.vx(&["run", "app#ci", "--dry", "--verbose"]);
+    verbose.assert_success();
+    assert!(verbose.stdout.contains("a group"), "{verbose}");
 }
 
 #[test]

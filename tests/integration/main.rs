@@ -28,6 +28,7 @@ mod plan_views;
 mod plugins;
 mod reapi_cache;
 mod reapi_exec;
+mod retries;
 mod selection;
 mod spec;
 mod task_model;

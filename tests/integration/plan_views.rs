@@ -94,10 +94,20 @@ fn dry_text_names_each_task_and_runs_nothing() {
         let out = env.vx(args);
         out.assert_success();
         for id in ["shared#gen", "ui#build", "web#build", "web#codegen"] {
-            assert!(out.stdout.lines().any(|l| l == id), "{id} is listed\n{out}");
+            let line = out.stdout.lines().find(|l| l.split_whitespace().next() == Some(id));
+            let line = line.unwrap_or_else(|| panic!("{id} has a line\n{out}"));
+            assert_eq!(line.split_whitespace().nth(3), Some("local"), "id, status, ETA, executor: {line}\n{out}");
         }
+        assert_eq!(out.stdout.lines().count(), 5, "one line per task, then the totals\n{out}");
         assert!(!out.stdout.contains("other#build"), "{out}");
+        assert!(!out.stdout.contains("0ms"), "no prediction without history\n{out}");
     }
+    let verbose = env.vx(&["run", "web#build", "--dry", "--verbose"]);
+    verbose.assert_success();
+    assert!(verbose.stdout.contains("  command:    "), "--verbose adds each task's detail\n{verbose}");
+    let refused = env.vx(&["run", "web#build", "--verbose"]);
+    refused.assert_code(2);
+    assert!(refused.error_line().contains("--dry"), "--verbose is for --dry\n{refused}");
     assert!(env.log().is_empty(), "--dry runs nothing");
 }
 

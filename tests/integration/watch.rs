@@ -395,6 +395,22 @@ fn a_broken_config_prints_its_error_and_the_fix_reloads_and_runs() {
     stop(&env, vx, &[]);
 }
 
+#[test]
+fn a_misspelt_task_or_an_unknown_filter_project_exits_2_like_vx_run() {
+    let env = TestEnv::new();
+    build_project(&env, "a", &[]);
+    for args in [&["watch", "biuld"][..], &["watch", "build", "--filter", "nope"][..]] {
+        let run_args: Vec<&str> = std::iter::once("run").chain(args[1..].iter().copied()).collect();
+        let run = env.vx(&run_args);
+        run.assert_code(2);
+        let out = env.vx_command(args).env("VX_KILL_GRACE_MS", GRACE_MS).spawn().finish();
+        out.assert_code(2);
+        assert_eq!(out.error_line(), run.error_line(), "the same one-line error as vx run\n{out}");
+        assert!(!out.stdout.contains("waiting for a change"), "vx watch must not wait\n{out}");
+    }
+    assert!(env.log().is_empty(), "nothing ran");
+}
+
 /// Whether vx is still running (without `&mut`).
 fn vx_running(vx: &Running) -> bool {
     alive(vx.pid())

@@ -69,6 +69,7 @@ mod tests {
             ready_timeout: None,
             executor: "local".into(),
             origin: TaskOrigin::Config,
+            retries: 0,
         }
     }
 

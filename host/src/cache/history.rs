@@ -1,8 +1,9 @@
 //! Run history in SQLite (`.vx/history.db`): each invocation (its command
 //! line as one paste-able line, cwd, tags, times, exit code) and each task
-//! run (id, key, status, cache tier, duration, exit code), plus the key
-//! manifest of each task's latest run for `vx why`. From it come the ETAs
-//! of `--dry`, `vx last` and `vx history`.
+//! run (id, key, status, cache tier, duration, exit code, attempts), plus
+//! the key manifest of each task's latest run for `vx why`. From it come
+//! the ETAs of `--dry`, `vx last`, `vx history` and `vx history --flaky`.
+//! A run that succeeded after more than one attempt is a flaky run.
 //!
 //! The database is opened in WAL mode with a busy timeout, so concurrent
 //! vx processes take turns instead of failing. History is a convenience:
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS task_runs (
     status TEXT NOT NULL,
     cache TEXT NOT NULL,
     duration_ms INTEGER NOT NULL,
-    exit_code INTEGER
+    exit_code INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS task_runs_by_task ON task_runs(task, status, cache);
 CREATE TABLE IF NOT EXISTS manifests (
@@ -47,8 +49,41 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
-/// How many recent successful runs make a task's p50.
+/// How many recent successful runs make a task's p50, and how many recent
+/// executions `--dry` counts flaky runs in.
 const P50_WINDOW: usize = 20;
+
+/// A database made before retries existed has no `attempts` column: add
+/// it (every earlier run was one attempt).
+fn add_attempts_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.prepare("SELECT 1 FROM pragma_table_info('task_runs') WHERE name = 'attempts'")?.exists([])?;
+    if !has {
+        conn.execute_batch("ALTER TABLE task_runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1")?;
+    }
+    Ok(())
+}
+
+/// How often a task was flaky (succeeded after a failed attempt) among
+/// its recent executions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Flakiness {
+    /// Executions looked at (the last few that ran, hits aside).
+    pub executions: u32,
+    pub flaky: u32,
+}
+
+/// A task with flaky runs in history (`vx history --flaky`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlakyTask {
+    pub task: String,
+    /// Runs that succeeded after a failed attempt.
+    pub flaky: i64,
+    /// Every run of the task that executed (not a hit, not skipped).
+    pub executions: i64,
+    /// The most recent flaky run: its invocation and when it started.
+    pub last_invocation: i64,
+    pub last_started_ms: i64,
+}
 
 /// Why the history database could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +124,8 @@ pub struct TaskRunRecord {
     pub cache: &'static str,
     pub duration: Duration,
     pub exit_code: Option<i32>,
+    /// Attempts made (1 unless the task was retried).
+    pub attempts: u32,
 }
 
 impl History {
@@ -114,6 +151,7 @@ impl History {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
+        add_attempts_column(&tx)?;
         tx.commit()?;
         Ok(History { conn })
     }
@@ -139,7 +177,7 @@ impl History {
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 ?;
             for r in runs {
@@ -150,7 +188,8 @@ impl History {
                     r.status,
                     r.cache,
                     r.duration.as_millis() as i64,
-                    r.exit_code
+                    r.exit_code,
+                    r.attempts
                 ])?;
             }
             // A fully cached run keys every task as before: write only the
@@ -187,6 +226,46 @@ impl History {
         }
         durations.sort_unstable();
         Some(Duration::from_millis(durations[durations.len() / 2].max(0) as u64))
+    }
+
+    /// How often `task` was flaky in its last executions (hits and skips
+    /// are not executions).
+    pub fn flakiness(&self, task: &str) -> Flakiness {
+        let counted = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE status = 'ok' AND attempts > 1) FROM (
+                     SELECT status, attempts FROM task_runs
+                     WHERE task = ?1 AND cache IN ('miss', 'uncached') AND status IN ('ok', 'failed', 'timed-out')
+                     ORDER BY rowid DESC LIMIT ?2)",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![task, P50_WINDOW as i64], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, u32>(1)?)))
+            });
+        counted.map_or_else(|_| Flakiness::default(), |(executions, flaky)| Flakiness { executions, flaky })
+    }
+
+    /// Every task with a flaky run, most recently flaky first.
+    pub fn flaky_tasks(&self, limit: usize) -> Result<Vec<FlakyTask>, HistoryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT f.task, f.flaky, f.last,
+                    (SELECT COUNT(*) FROM task_runs u WHERE u.task = f.task
+                        AND u.cache IN ('miss', 'uncached') AND u.status IN ('ok', 'failed', 'timed-out')),
+                    (SELECT i.started_ms FROM invocations i WHERE i.id = f.last)
+             FROM (SELECT task, COUNT(*) AS flaky, MAX(invocation) AS last FROM task_runs
+                   WHERE status = 'ok' AND attempts > 1 GROUP BY task) f
+             ORDER BY f.last DESC, f.task LIMIT ?1",
+        )?;
+        let rows = stmt.query_map(params![limit as i64], |row| {
+            Ok(FlakyTask {
+                task: row.get(0)?,
+                flaky: row.get(1)?,
+                last_invocation: row.get(2)?,
+                executions: row.get(3)?,
+                last_started_ms: row.get(4)?,
+            })
+        })?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(HistoryError::from)
     }
 
     /// The most recent invocations, newest first.
@@ -265,6 +344,7 @@ mod tests {
                 cache: "miss",
                 duration: Duration::from_millis(ms),
                 exit_code: Some(0),
+                attempts: 1,
             };
             let hit = TaskRunRecord { cache: "local", duration: Duration::from_millis(1), ..run.clone() };
             h.record(&inv, &[run, hit], &[]).unwrap();
@@ -276,6 +356,65 @@ mod tests {
         assert_eq!(recent[0].tags, vec![("ci".to_string(), "1".to_string())]);
         assert_eq!((recent[0].tasks, recent[0].cached), (2, 1));
         assert_eq!(h.hit_rate().unwrap(), (3, 6));
+        assert_eq!(h.flakiness("a#build"), Flakiness { executions: 3, flaky: 0 });
+        assert!(h.flaky_tasks(10).unwrap().is_empty());
+        let flaky = TaskRunRecord {
+            task: "a#test".into(),
+            key: None,
+            status: "ok",
+            cache: "uncached",
+            duration: Duration::from_millis(5),
+            exit_code: Some(0),
+            attempts: 2,
+        };
+        let failed = TaskRunRecord { status: "failed", attempts: 3, exit_code: Some(1), ..flaky.clone() };
+        let id = h.record(&inv, std::slice::from_ref(&flaky), &[]).unwrap();
+        h.record(&inv, &[failed], &[]).unwrap();
+        assert_eq!(
+            h.flakiness("a#test"),
+            Flakiness { executions: 2, flaky: 1 },
+            "a run that failed every attempt is not flaky"
+        );
+        let listed = h.flaky_tasks(10).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].task.as_str(), listed[0].flaky, listed[0].executions), ("a#test", 1, 2));
+        assert_eq!(listed[0].last_invocation, id);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_database_from_before_retries_gains_the_attempts_column() {
+        let dir = std::env::temp_dir().join(format!("vx-history-old-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.db");
+        let old = SCHEMA.replace(",\n    attempts INTEGER NOT NULL DEFAULT 1", "");
+        assert_ne!(old, SCHEMA);
+        Connection::open(&path).unwrap().execute_batch(&old).unwrap();
+        let mut h = History::open(&path).unwrap();
+        let inv = Invocation {
+            id: 0,
+            command: "vx run test".into(),
+            cwd: "/w".into(),
+            tags: vec![],
+            started_ms: 1,
+            ended_ms: 2,
+            exit_code: 0,
+            tasks: 0,
+            cached: 0,
+        };
+        let run = TaskRunRecord {
+            task: "a#test".into(),
+            key: None,
+            status: "ok",
+            cache: "uncached",
+            duration: Duration::from_millis(5),
+            exit_code: Some(0),
+            attempts: 2,
+        };
+        h.record(&inv, &[run], &[]).unwrap();
+        assert_eq!(h.flakiness("a#test"), Flakiness { executions: 1, flaky: 1 });
+        drop(h);
+        History::open(&path).expect("opening it again adds nothing twice");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

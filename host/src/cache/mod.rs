@@ -58,7 +58,7 @@ pub use diff::{Change, diff_explained, diff_manifests};
 pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use hasher::FileHasher;
-pub use history::{History, HistoryError, Invocation, TaskRunRecord};
+pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, TaskRunRecord};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};

@@ -44,6 +44,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub all: bool,
 
+    /// Run only the named tasks, not the tasks they depend on (order among
+    /// the named ones still holds).
+    #[arg(long, visible_alias = "exclude-dependencies")]
+    pub only: bool,
+
     /// Tasks at once: a positive integer or a share of the cores (`50%`).
     /// Default: the number of cores.
     #[arg(long, value_name = "N|P%")]
@@ -93,6 +98,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "MODE", value_parser = choice::<EnvMode>())]
     pub env_mode: Option<EnvMode>,
 
+    /// Run a failed task again, up to N more times, over each task's own
+    /// `retries` (`--retries 0` turns retries off).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+
     /// `stream` lines as they come (default) or `grouped` per task when it ends.
     #[arg(long, value_name = "ORDER", default_value = "stream", value_parser = choice::<LogOrder>())]
     pub log_order: LogOrder,
@@ -140,6 +150,8 @@ impl ExecArgs {
             github: github_actions(),
             executor: self.executor,
             env_mode: self.env_mode,
+
+            retries: self.retries,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
@@ -149,6 +161,7 @@ impl ExecArgs {
             affected: self.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
             all: self.all,
             cwd: cwd.to_path_buf(),
+            only: self.only,
             pass_through: self.pass_through,
         };
         Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })

@@ -1,27 +1,32 @@
 //! `vx history`: recent invocations with their duration, hit rate, exit
-//! code and tags.
+//! code and tags; `--flaky`: the tasks that passed only on a retry.
 
 use std::path::Path;
 
 use clap::Args;
 
 use super::choice::{Format, choice};
-use crate::cache::{History, state_dir};
+use crate::cache::{FlakyTask, History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
 use crate::report::format_duration;
 
 /// Show recent invocations, their durations and cache hit rates.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  vx history\n  vx history --limit 50 --format json")]
+#[command(after_help = "Examples:\n  vx history\n  vx history --limit 50 --format json\n  vx history --flaky")]
 pub struct HistoryArgs {
     /// `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
     pub format: Format,
 
-    /// How many invocations, newest first.
+    /// How many invocations (or flaky tasks), newest first.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
+
+    /// The tasks that failed and then passed on a retry, most recently
+    /// flaky first, with how often.
+    #[arg(long)]
+    pub flaky: bool,
 }
 
 pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
@@ -29,6 +34,11 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;
+    if args.flaky {
+        let flaky = history.flaky_tasks(args.limit).map_err(unreadable)?;
+        print_flaky(&flaky, json);
+        return Ok(0);
+    }
     let recent = history.recent(args.limit).map_err(unreadable)?;
     if json {
         let rows: Vec<serde_json::Value> = recent
@@ -68,4 +78,22 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
         println!("no invocation recorded in this workspace yet");
     }
     Ok(0)
+}
+
+/// `vx history --flaky`: one line per task, or JSON.
+fn print_flaky(flaky: &[FlakyTask], json: bool) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(flaky).expect("flaky tasks serialize"));
+        return;
+    }
+    let width = flaky.iter().map(|f| f.task.len()).max().unwrap_or(0);
+    for f in flaky {
+        println!(
+            "{:<width$}  flaky in {} of {} execution(s), last in invocation #{}",
+            f.task, f.flaky, f.executions, f.last_invocation
+        );
+    }
+    if flaky.is_empty() {
+        println!("no flaky task recorded in this workspace");
+    }
 }

@@ -1,7 +1,11 @@
 //! `vx last`: the last invocation in this workspace as one line that can be
 //! pasted to run it again (with a `cd` in front when it ran elsewhere).
+//!
+//! History keeps the directory the command was typed in, not the one `-C`
+//! pointed at: the line holds `-C DIR` as typed, so it resolves from the
+//! caller's directory, and a `cd` to DIR in front would make it DIR/DIR.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -15,6 +19,12 @@ use crate::run::shell_quote;
 #[command(after_help = "Example:\n  $(vx last)    run the last command again")]
 pub struct LastArgs {}
 
+/// The directory vx was started in (before `-C`), where a pasted line runs;
+/// `fallback` when it cannot be read.
+pub fn caller_dir(fallback: &Path) -> PathBuf {
+    std::env::current_dir().and_then(|d| d.canonicalize()).unwrap_or_else(|_| fallback.to_path_buf())
+}
+
 pub fn cmd_last(_args: LastArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     let history = History::open(&state_dir(&ws).join("history.db"))
@@ -25,7 +35,7 @@ pub fn cmd_last(_args: LastArgs, cwd: &Path) -> Result<u8> {
             Error::usage("no invocation recorded in this workspace yet").with_hint("run one, e.g. `vx run build`")
         );
     };
-    if Path::new(&last.cwd) == cwd {
+    if Path::new(&last.cwd) == caller_dir(cwd) {
         println!("{}", last.command);
     } else {
         println!("cd {} && {}", shell_quote(&last.cwd), last.command);

@@ -10,13 +10,13 @@ use clap::Args;
 use super::args::parse_tag;
 use super::choice::{Format, choice};
 use super::exec_args::{ExecArgs, runtime};
-use crate::cache::{Cache, History, state_dir};
+use crate::cache::{Cache, Flakiness, History, state_dir};
 use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::events::{Bus, Subscriber};
 use crate::graph::{TaskGraph, to_dot};
 use crate::report::GithubOutput;
-use crate::run::{DryPlan, HistoryRecorder, execute, plan, plan_keys, planned_statuses, predict};
+use crate::run::{DryPlan, HistoryRecorder, RunOptions, execute, plan, plan_keys, planned_statuses, predict};
 
 const RUN_HELP: &str = "Examples:
   vx run build                       build every project, dependencies first
@@ -53,6 +53,11 @@ pub struct RunArgs {
     )]
     pub dry: Option<Format>,
 
+    /// With `--dry=text`: each task's detail (command, dependencies,
+    /// inputs, outputs, key, history) under its line.
+    #[arg(long)]
+    pub verbose: bool,
+
     /// Print the task graph in Graphviz DOT (to FILE with `--graph=FILE`) instead of running it.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub graph: Option<PathBuf>,
@@ -75,6 +80,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let started = std::time::SystemTime::now();
     let command = "run";
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
+    if args.verbose && args.dry.is_none() {
+        return Err(Error::usage("--verbose adds each task's detail to the plan of --dry")
+            .with_hint("add --dry: `vx run build --dry --verbose`"));
+    }
     let mut prepared = args.exec.prepare(cwd, command)?;
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(prepared.opts.env_mode);
@@ -99,7 +108,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Ok(0);
     }
     if let Some(format) = args.dry {
-        print_dry(&ws, &graph, &cache, prepared.opts.concurrency, format);
+        print_dry(&ws, &graph, &cache, &prepared.opts, format, args.verbose);
         return Ok(0);
     }
     if graph.is_empty()
@@ -111,7 +120,8 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;
     let terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
-    subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, cwd, &tags, started)));
+    let caller = super::last::caller_dir(cwd);
+    subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, &caller, &tags, started)));
     if prepared.opts.github {
         subscribers.push(Arc::new(GithubOutput { argv: argv.to_vec() }));
     }
@@ -139,9 +149,10 @@ fn print_graph(ws: &Workspace, graph: &TaskGraph, cwd: &Path, path: &Path) -> Re
     std::fs::write(cwd.join(path), dot).map_err(|e| Error::io(format_args!("write {}", path.display()), e))
 }
 
-/// `--dry[=FORMAT]`: the plan with keys, cache statuses and ETAs.
-fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usize, format: Format) {
-    let keys = plan_keys(ws, graph, cache);
+/// `--dry[=FORMAT]`: the plan with keys, cache statuses, ETAs and how
+/// flaky each task was lately.
+fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions, format: Format, verbose: bool) {
+    let keys = plan_keys(ws, graph, cache, opts.executor.as_deref());
     cache.save_index();
     let statuses = planned_statuses(ws, graph, cache, &keys);
     let history = History::open(&state_dir(ws).join("history.db")).ok();
@@ -153,10 +164,23 @@ fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, concurrency: usiz
             history.as_ref().and_then(|h| h.p50(&graph.nodes[n].id.to_string()))
         })
         .collect();
-    let prediction = predict(graph, &etas, concurrency);
-    let dry = DryPlan { ws, graph, cache, keys: &keys, statuses: &statuses, etas: &etas, prediction };
+    let flaky: Vec<Flakiness> = (0..graph.len())
+        .map(|n| history.as_ref().map(|h| h.flakiness(&graph.nodes[n].id.to_string())).unwrap_or_default())
+        .collect();
+    let prediction = predict(graph, &etas, opts.concurrency);
+    let dry = DryPlan {
+        ws,
+        graph,
+        cache,
+        keys: &keys,
+        statuses: &statuses,
+        etas: &etas,
+        flaky: &flaky,
+        prediction,
+        run_executor: opts.executor.as_deref(),
+    };
     let text = match format {
-        Format::Text => dry.to_text(),
+        Format::Text => dry.to_text(verbose),
         Format::Json => dry.to_json(),
     };
     print!("{text}");

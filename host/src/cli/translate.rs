@@ -19,8 +19,9 @@
 //!
 //! Dropped with a notice: `--no-daemon`, `--daemon` (vx has no daemon),
 //! bare `--parallel` (vx runs in parallel by default), `--nx-bail`
-//! (vx's default), `--ui=stream`. Refused: `--head`, `--nx-ignore-cycles`,
-//! `--only`. `--env-mode` is vx's own flag, with turbo's meaning.
+//! (vx's default), `--ui=stream`. Refused: `--head`, `--nx-ignore-cycles`.
+//! `--env-mode` and `--only` are vx's own flags, with turbo's meaning, and
+//! pass as they are.
 
 use crate::error::{Error, Result};
 
@@ -127,7 +128,7 @@ fn translate_flag(args: &[String], i: usize, out: &mut Vec<String>, tasks: &mut 
                 return Ok(i + 2);
             }
         }
-        "--head" | "--nx-ignore-cycles" | "--only" => return Err(no_equivalent(name)),
+        "--head" | "--nx-ignore-cycles" => return Err(no_equivalent(name)),
         _ => out.push(arg.clone()),
     }
     Ok(i + 1)
@@ -174,8 +175,8 @@ fn translate_valued(name: &str, v: String, out: &mut Vec<String>, tasks: &mut Ve
 fn no_equivalent(name: &str) -> Error {
     let (what, hint) = match name {
         "--head" => ("vx compares the working tree (uncommitted files included) with a base", "use --affected=BASE"),
-        "--nx-ignore-cycles" => ("vx refuses dependency cycles", "remove the cycle the error names"),
-        _ => ("vx always runs what a task depends on first", "name exactly the tasks to run with PROJECT#TASK"),
+        // `--nx-ignore-cycles`.
+        _ => ("vx refuses dependency cycles", "remove the cycle the error names"),
     };
     Error::usage(format!("`{name}` has no vx equivalent: {what}")).with_hint(hint)
 }
@@ -212,6 +213,7 @@ mod tests {
         );
         assert_eq!(t(&["show", "--scope", "x"]), ["show", "--scope", "x"], "only run and watch are translated");
         assert_eq!(t(&["run", "build", "--", "--scope"]), ["run", "build", "--", "--scope"]);
+        assert_eq!(t(&["turbo", "run", "test", "--only"]), ["run", "test", "--only"], "turbo's --only is vx's");
     }
 
     #[test]

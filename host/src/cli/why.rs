@@ -70,7 +70,7 @@ fn explain(ws: &Workspace, id: &TaskId, cache_dir: Option<PathBuf>, cwd: &Path) 
     let selection = Selection { tasks: vec![id.to_string()], cwd: cwd.to_path_buf(), ..Selection::default() };
     let graph = plan(ws, &selection)?;
     let cache = Cache::open(ws, cache_dir, CacheMode::default(), false, crate::backends::remote(ws))?;
-    let keys = plan_keys(ws, &graph, &cache);
+    let keys = plan_keys(ws, &graph, &cache, None);
     cache.save_index();
     let root = graph.roots[0];
     let (key, manifest) =

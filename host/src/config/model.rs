@@ -196,6 +196,8 @@ pub struct Task {
     /// `local` or the name of an executor plugin.
     pub executor: String,
     pub origin: TaskOrigin,
+    /// Attempts after a failed one (`retries`; `--retries` overrides it).
+    pub retries: u32,
 }
 
 impl Task {

@@ -93,6 +93,7 @@ pub struct RawTask {
     pub ready: Option<Spanned<RawReady>>,
     pub ready_timeout: Option<Spanned<String>>,
     pub executor: Option<Spanned<String>>,
+    pub retries: Option<Spanned<i64>>,
 }
 
 /// `ready = { log = "…" }`, `{ port = N }` or `{ path = "FILE" }`.

@@ -78,6 +78,7 @@ fn script_task(name: &str, script: &str) -> Task {
         ready_timeout: None,
         executor: "local".to_string(),
         origin: TaskOrigin::Script,
+        retries: 0,
     }
 }
 
@@ -119,6 +120,7 @@ fn configured_task(
             .with_hint("a server has no result to cache: set `cache = false` or drop `persistent`"));
     }
     let ready = task_ready(raw, persistent, source)?;
+    let retries = task_retries(raw, persistent, source)?;
     Ok(Task {
         name,
         command,
@@ -135,6 +137,23 @@ fn configured_task(
         ready_timeout: duration(&raw.ready_timeout, source)?,
         executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),
         origin: TaskOrigin::Config,
+        retries,
+    })
+}
+
+/// `retries`: a whole number, on a task that ends (a server that stops is
+/// restarted by `vx watch`, not retried).
+fn task_retries(raw: &RawTask, persistent: bool, source: &Source) -> Result<u32, Diagnostic> {
+    let Some(retries) = &raw.retries else { return Ok(0) };
+    if persistent {
+        return Err(source
+            .error(Some(retries.span()), "`retries` applies only to tasks that end, not to persistent ones")
+            .with_hint("remove `retries` or `persistent`"));
+    }
+    u32::try_from(*retries.get_ref()).map_err(|_| {
+        source
+            .error(Some(retries.span()), format!("`retries` must be 0 or more, got {}", retries.get_ref()))
+            .with_hint("write `retries = 2` to run a failed attempt again up to 2 more times")
     })
 }
 
@@ -159,6 +178,7 @@ fn group_task(
         ("executor", raw.executor.is_some()),
         ("pass-env", raw.pass_env.is_some()),
         ("runtime", raw.runtime.is_some()),
+        ("retries", raw.retries.is_some()),
     ];
     if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
         return Err(source
@@ -189,6 +209,7 @@ fn group_task(
         ready_timeout: None,
         executor: "local".to_string(),
         origin: TaskOrigin::Group,
+        retries: 0,
     })
 }
 

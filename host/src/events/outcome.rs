@@ -1,5 +1,6 @@
 //! The outcome of a task and of a run, as events carry them: a task's
-//! status, where its result came from, and the summary of the walk. How
+//! status, where its result came from, how many attempts it took (a task
+//! that failed and then passed is flaky), and the summary of the walk. How
 //! they look is `report`'s business.
 
 use std::time::Duration;
@@ -50,8 +51,14 @@ pub struct TaskResult {
     pub key: Option<String>,
     /// The exit code of the task's main process, when it ran and exited.
     pub exit_code: Option<i32>,
-    /// The last lines of a failed task's output, for reports.
+    /// The last lines of a failed task's output, for reports; for a flaky
+    /// task, of its last failed attempt.
     pub log_tail: Option<String>,
+    /// Attempts made: 1, or more when failed attempts were retried.
+    pub attempts: u32,
+    /// Why the last failed attempt failed (`exit code 1`), when one was
+    /// retried.
+    pub failed_attempt: Option<String>,
 }
 
 impl TaskResult {
@@ -65,7 +72,14 @@ impl TaskResult {
             key: None,
             exit_code: None,
             log_tail: None,
+            attempts: 0,
+            failed_attempt: None,
         }
+    }
+
+    /// Failed, then passed on a later attempt.
+    pub fn is_flaky(&self) -> bool {
+        self.status == TaskStatus::Succeeded && self.attempts > 1
     }
 }
 
@@ -99,6 +113,11 @@ impl RunSummary {
 
     pub fn cached(&self) -> usize {
         self.results.iter().filter(|r| r.cache.is_hit()).count()
+    }
+
+    /// Succeeded after one or more failed attempts.
+    pub fn flaky(&self) -> usize {
+        self.results.iter().filter(|r| r.is_flaky()).count()
     }
 
     /// The run's exit code: the signal's when one stopped it, 1 when a

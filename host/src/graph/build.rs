@@ -30,7 +30,7 @@ pub struct TaskGraph {
     pub dependents: Vec<Vec<usize>>,
     /// The nodes the user asked for (the rest are pulled in as dependencies).
     pub roots: Vec<usize>,
-    index: HashMap<(usize, String), usize>,
+    pub(super) index: HashMap<(usize, String), usize>,
 }
 
 impl TaskGraph {

@@ -6,6 +6,7 @@ mod affected;
 mod build;
 mod dot;
 mod id;
+mod only;
 mod select;
 mod walk;
 

@@ -5,14 +5,16 @@
 //! started, `-PGID` it is gone, `=PID` a single process to kill too. A task
 //! registers its own group from inside the child, after `setsid` and before
 //! `exec`, so there is no moment at which a started task is unknown to the
-//! guard. The write end is non-blocking: vx never waits on the guard; if
-//! the guard dies or stops reading, vx warns once and carries on without it.
+//! guard. The write end is non-blocking: vx waits on a full pipe only
+//! briefly (a busy guard catches up); if the guard dies or stops reading
+//! for longer, vx warns once and carries on without it.
 
 use std::io::Write;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The environment variable that marks every process of one vx invocation.
 pub const RUN_ID_VAR: &str = "VX_RUN_ID";
@@ -82,10 +84,13 @@ impl GuardLink {
     }
 
     /// Sends one message; a failure retires the guard with one warning.
+    /// A full pipe (the guard busy, or descheduled on a loaded machine) is
+    /// waited on for up to [`SEND_PATIENCE`] first: dropping the writer
+    /// closes the pipe, and a guard that sees it closed stops every task.
     pub fn send(&self, message: &str) {
         let mut writer = self.writer.lock().expect("guard link lock poisoned");
         let Some(w) = writer.as_mut() else { return };
-        if let Err(e) = w.write_all(format!("{message}\n").as_bytes()) {
+        if let Err(e) = write_patiently(w, format!("{message}\n").as_bytes(), SEND_PATIENCE) {
             *writer = None;
             self.fd.store(-1, Ordering::SeqCst);
             tracing::warn!(
@@ -114,6 +119,38 @@ impl GuardLink {
         self.fd.store(-1, Ordering::SeqCst);
         self.writer.lock().expect("guard link lock poisoned").take();
     }
+}
+
+/// How long one message may wait for room in the guard's pipe before the
+/// guard counts as gone.
+const SEND_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Writes all of `bytes` to the non-blocking `w`, waiting for the pipe to
+/// have room (`poll`) while it is full, for at most `patience` in all.
+fn write_patiently(w: &mut std::io::PipeWriter, mut bytes: &[u8], patience: Duration) -> std::io::Result<()> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let deadline = Instant::now() + patience;
+    while !bytes.is_empty() {
+        match w.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(e);
+                }
+                let ms = u16::try_from(left.as_millis().max(1)).unwrap_or(u16::MAX);
+                let mut fds = [PollFd::new(w.as_fd(), PollFlags::POLLOUT)];
+                match poll(&mut fds, PollTimeout::from(ms)) {
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
@@ -153,5 +190,57 @@ pub fn register_self(fd: RawFd) {
         let old = libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::write(fd, buf.as_ptr().cast(), len + 2);
         libc::signal(libc::SIGPIPE, old);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// A pipe whose non-blocking write end is full.
+    fn full_pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        set_nonblocking(writer.as_raw_fd()).unwrap();
+        let block = [b'x'; 4096];
+        loop {
+            match writer.write(&block) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("fill the pipe: {e}"),
+            }
+        }
+        (reader, writer)
+    }
+
+    #[test]
+    fn a_full_pipe_is_waited_on_until_the_reader_catches_up() {
+        let (mut reader, writer) = full_pipe();
+        let link = GuardLink {
+            writer: Mutex::new(Some(writer)),
+            fd: AtomicI32::new(0),
+            closing: AtomicBool::new(false),
+            pid: -1,
+        };
+        let drained = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all).unwrap();
+            all
+        });
+        link.send("+4242");
+        assert!(link.registration_fd().is_some(), "one full pipe must not retire the guard");
+        assert!(link.writer.lock().unwrap().is_some(), "the writer is kept, so the guard's pipe stays open");
+        link.close();
+        let all = drained.join().unwrap();
+        assert!(all.ends_with(b"x+4242\n"), "the message arrived whole after the backlog");
+    }
+
+    #[test]
+    fn a_pipe_that_stays_full_gives_up_after_the_patience() {
+        let (_reader, mut writer) = full_pipe();
+        let e = write_patiently(&mut writer, b"+1\n", Duration::from_millis(50)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
     }
 }

@@ -214,6 +214,11 @@ impl RunReport<'_> {
             .map(|r| {
                 let (project, task) = r.id.rsplit_once('#').unwrap_or(("", &r.id));
                 let (status, message) = match &r.status {
+                    // A flaky task passed: `ok`, with a message (which an
+                    // `ok` task otherwise never has) that says so.
+                    TaskStatus::Succeeded if r.is_flaky() => {
+                        (report::Status::Ok, Some(format!("flaky: {}", crate::report::flaky_text(r))))
+                    }
                     TaskStatus::Succeeded => (report::Status::Ok, None),
                     TaskStatus::Failed(why) => (report::Status::Failed, Some(why.clone())),
                     TaskStatus::TimedOut(d) => (

@@ -59,6 +59,7 @@ pub use install::{AddRequest, Added, Removed, add, remove};
 pub use installed::{Installed, PinState, installed};
 pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
+    toml_to_json,
 };
 pub use lock::{LOCK_FILE, LockError, Pin, read_pin, remove_pin, write_pin};
 pub use pool::{PoolStats, max_idle as pool_size};

@@ -1,11 +1,11 @@
 //! GitHub Actions (`GITHUB_ACTIONS=true`): each task's log in a
 //! collapsible group (see `Terminal::with_github_groups`), an error
-//! annotation per failed task, and the markdown report appended to the
+//! annotation per failed task, a warning per flaky one, and the markdown report appended to the
 //! job's summary page (`$GITHUB_STEP_SUMMARY`).
 
 use std::io::Write;
 
-use super::summary::format_duration;
+use super::summary::{flaky_text, format_duration};
 use crate::events::{Event, RunSummary, Subscriber, TaskStatus};
 
 pub fn github_actions() -> bool {
@@ -17,10 +17,19 @@ fn escape(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
-/// One `::error` line per task that failed or timed out.
+/// One `::error` line per task that failed or timed out, one `::warning`
+/// per flaky task.
 pub fn github_annotations(summary: &RunSummary) -> String {
     let mut out = String::new();
     for r in &summary.results {
+        if r.is_flaky() {
+            out.push_str(&format!(
+                "::warning title={}::{}\n",
+                escape(&format!("{} is flaky", r.id)),
+                escape(&flaky_text(r))
+            ));
+            continue;
+        }
         let why = match &r.status {
             TaskStatus::Failed(why) => why.clone(),
             TaskStatus::TimedOut(limit) => format!("timed out after {}", format_duration(*limit)),
@@ -69,5 +78,20 @@ mod tests {
     #[test]
     fn messages_are_escaped() {
         assert_eq!(escape("50% done\nnext"), "50%25 done%0Anext");
+    }
+
+    #[test]
+    fn a_flaky_task_is_a_warning_not_an_error() {
+        use crate::events::TaskResult;
+        let flaky = TaskResult {
+            attempts: 2,
+            failed_attempt: Some("exit code 1".into()),
+            ..TaskResult::not_run("web#test".into(), TaskStatus::Succeeded)
+        };
+        let summary = RunSummary { results: vec![flaky], wall: std::time::Duration::ZERO };
+        assert_eq!(
+            github_annotations(&summary),
+            "::warning title=web#test is flaky::passed on attempt 2; attempt 1 failed: exit code 1\n"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! The built-in `markdown` reporter (`--report markdown`): a table of tasks
-//! with status, cache and duration, then each failure with its log tail.
+//! with status, cache and duration, then each failure with its log tail,
+//! then each flaky task with its failed attempt's log tail.
 //! Native, so it needs no plugin; a reporter plugin gets the same data.
 
 use std::fmt::Write;
 
-use super::summary::format_duration;
+use super::summary::{flaky_text, format_duration};
 use crate::events::{CacheOutcome, RunSummary, TaskStatus};
 
 /// The run as a Markdown document.
@@ -14,9 +15,13 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
     if !argv.is_empty() {
         let _ = writeln!(out, "`vx {}`\n", argv.join(" ").replace('`', "'"));
     }
+    let flaky = match summary.flaky() {
+        0 => String::new(),
+        n => format!(" ({n} flaky)"),
+    };
     let _ = writeln!(
         out,
-        "{} run, {} succeeded, {} failed, {} skipped, {} cached in {}.\n",
+        "{} run, {} succeeded{flaky}, {} failed, {} skipped, {} cached in {}.\n",
         summary.ran(),
         summary.succeeded(),
         summary.failed(),
@@ -26,11 +31,12 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
     );
     out.push_str("| Task | Status | Cache | Duration |\n|---|---|---|---:|\n");
     for r in &summary.results {
+        let status = if r.is_flaky() { format!("flaky ({})", flaky_text(r)) } else { status_text(&r.status) };
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} |",
             cell(&r.id),
-            cell(&status_text(&r.status)),
+            cell(&status),
             cache_text(r.cache),
             format_duration(r.duration)
         );
@@ -44,16 +50,29 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
         out.push_str("\n## Failures\n");
         for r in failures {
             let _ = writeln!(out, "\n### `{}`: {}\n", cell(&r.id), status_text(&r.status));
-            match &r.log_tail {
-                Some(tail) => {
-                    let fence = if tail.contains("```") { "~~~~" } else { "```" };
-                    let _ = writeln!(out, "{fence}text\n{}\n{fence}", tail.trim_end());
-                }
-                None => out.push_str("(no output)\n"),
-            }
+            log_block(&mut out, r.log_tail.as_deref());
+        }
+    }
+    let flaky: Vec<_> = summary.results.iter().filter(|r| r.is_flaky()).collect();
+    if !flaky.is_empty() {
+        out.push_str("\n## Flaky\n");
+        for r in flaky {
+            let _ = writeln!(out, "\n### `{}`: {}\n", cell(&r.id), flaky_text(r));
+            log_block(&mut out, r.log_tail.as_deref());
         }
     }
     out
+}
+
+/// A log tail in a fence that its own text cannot close.
+fn log_block(out: &mut String, tail: Option<&str>) {
+    match tail {
+        Some(tail) => {
+            let fence = if tail.contains("```") { "~~~~" } else { "```" };
+            let _ = writeln!(out, "{fence}text\n{}\n{fence}", tail.trim_end());
+        }
+        None => out.push_str("(no output)\n"),
+    }
 }
 
 fn status_text(status: &TaskStatus) -> String {
@@ -99,5 +118,23 @@ mod tests {
         assert!(md.contains("| `ui#build` | ok | hit (local) |"), "{md}");
         assert!(md.contains("| `web#build` | failed (exit code 2) | - |"), "{md}");
         assert!(md.contains("### `web#build`: failed (exit code 2)\n\n```text\nerror: x | y\n```"), "{md}");
+        assert!(!md.contains("## Flaky"), "{md}");
+    }
+
+    #[test]
+    fn a_flaky_task_is_marked_with_its_failed_attempt() {
+        let flaky = TaskResult {
+            attempts: 2,
+            failed_attempt: Some("exit code 1".into()),
+            log_tail: Some("first try broke".into()),
+            ..TaskResult::not_run("web#test".into(), TaskStatus::Succeeded)
+        };
+        let summary = RunSummary { results: vec![flaky], wall: Duration::from_millis(10) };
+        let md = render(&summary, &[]);
+        assert!(md.contains("| `web#test` | flaky (passed on attempt 2; attempt 1 failed: exit code 1) |"), "{md}");
+        assert!(md.contains("## Flaky\n\n### `web#test`: passed on attempt 2"), "{md}");
+        assert!(md.contains("1 succeeded (1 flaky), 0 failed"), "{md}");
+        assert!(md.contains("```text\nfirst try broke\n```"), "{md}");
+        assert!(!md.contains("## Failures"), "{md}");
     }
 }

@@ -16,5 +16,5 @@ pub use github::{GithubOutput, github_actions, github_annotations, github_step_s
 pub use progress::StatusLine;
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};
-pub use summary::format_duration;
+pub use summary::{flaky_text, format_duration};
 pub use terminal::{LogOrder, OutputLogs, Terminal};

@@ -1,6 +1,6 @@
 //! The outcome of a run: one result per task, and the summary printed at
-//! the end (one line of counts and wall time, then what failed and what
-//! was skipped, and why).
+//! the end (what failed, was skipped or was flaky, and why, then one line
+//! of counts and wall time).
 
 use std::time::Duration;
 
@@ -19,16 +19,23 @@ impl RunSummary {
                 }
                 TaskStatus::Cancelled => format!("{} {} (interrupted)", style.yellow("stopped:"), r.id),
                 TaskStatus::Skipped(why) => format!("{} {} ({why})", style.yellow("skipped:"), r.id),
+                TaskStatus::Succeeded if r.is_flaky() => {
+                    format!("{} {} ({})", style.yellow("flaky:  "), r.id, flaky_text(r))
+                }
                 TaskStatus::Succeeded => continue,
             };
             out.push_str(&line);
             out.push('\n');
         }
         let failed = self.failed();
+        let flaky = match self.flaky() {
+            0 => String::new(),
+            n => format!(" ({n} flaky)"),
+        };
         // A group ran nothing: it is counted apart, not as a task that ran.
         let groups = self.results.iter().filter(|r| r.cache == CacheOutcome::Group).count();
         let mut counts = format!(
-            "{} run, {} succeeded, {} failed, {} skipped, {} cached",
+            "{} run, {} succeeded{flaky}, {} failed, {} skipped, {} cached",
             self.ran() - groups,
             self.succeeded() - groups,
             failed,
@@ -68,6 +75,13 @@ impl RunSummary {
         out.push_str(&format!("\nCache: {} of {looked_up} cacheable tasks were hits ({rate})\n", self.cached()));
         out
     }
+}
+
+/// `passed on attempt 2 of its tries; attempt 1: exit code 1`, for a flaky
+/// task's line in summaries and reports.
+pub fn flaky_text(r: &TaskResult) -> String {
+    let why = r.failed_attempt.as_deref().unwrap_or("failed");
+    format!("passed on attempt {}; attempt {} failed: {why}", r.attempts, r.attempts - 1)
 }
 
 /// `850ms`, `2.35s`, `1m04s`.

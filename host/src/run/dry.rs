@@ -1,15 +1,17 @@
 //! `--dry`: the plan without running it, as text for people and JSON for
-//! tools. Tasks come in dependency order, each with its cache key and
-//! whether it would be a hit. Keys here are computed from the files as they
-//! are now; a task whose inputs are written by its dependencies can get a
-//! different key in the real run.
+//! tools. Tasks come in dependency order. The text is one line per task
+//! (`id  status  ~ETA  executor`, and how often it was flaky lately); with
+//! `--verbose` each task's detail follows. Keys here are computed from the
+//! files as they are now; a task whose inputs are written by its
+//! dependencies can get a different key in the real run.
 
 use serde_json::json;
 
 use super::eta::Prediction;
+use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
-use crate::cache::Cache;
-use crate::config::{Command, Workspace};
+use crate::cache::{Cache, Flakiness};
+use crate::config::{Command, Task, Workspace};
 use crate::graph::TaskGraph;
 use crate::report::format_duration;
 
@@ -31,10 +33,23 @@ pub struct DryPlan<'a> {
     pub statuses: &'a [PlannedCache],
     /// Expected duration per node (`None`: no history); zero for a hit.
     pub etas: &'a [Option<std::time::Duration>],
+    /// How often each node was flaky in its recent executions.
+    pub flaky: &'a [Flakiness],
     pub prediction: Prediction,
+    /// `--executor`, over each task's own (servers stay local).
+    pub run_executor: Option<&'a str>,
 }
 
 impl DryPlan<'_> {
+    fn task(&self, n: usize) -> &Task {
+        let node = &self.graph.nodes[n];
+        &self.ws.projects[node.project].tasks[&node.id.task]
+    }
+
+    fn executor(&self, n: usize) -> &str {
+        effective_executor(self.task(n), self.run_executor)
+    }
+
     fn key_fields(&self, n: usize) -> (Option<String>, &'static str, serde_json::Value) {
         let key = &self.keys[n];
         let status = self.statuses[n].as_str();
@@ -66,7 +81,7 @@ impl DryPlan<'_> {
             .map(|n| {
                 let node = &graph.nodes[n];
                 let project = &ws.projects[node.project];
-                let task = &project.tasks[&node.id.task];
+                let task = self.task(n);
                 let (key, status, components) = self.key_fields(n);
                 let mut entry = json!({
                     "id": node.id.to_string(),
@@ -82,12 +97,14 @@ impl DryPlan<'_> {
                     "runtime": ws.runtime_of(task),
                     "cache": task.cache,
                     "persistent": task.persistent,
-                    "executor": task.executor,
+                    "executor": self.executor(n),
                     "timeout_ms": task.timeout.map(|t| t.as_millis() as u64),
+                    "retries": task.retries,
                     "key": key,
                     "cache_status": status,
                     "key_components": components,
                     "eta_ms": self.etas[n].map(|d| d.as_millis() as u64),
+                    "history": { "executions": self.flaky[n].executions, "flaky": self.flaky[n].flaky },
                 });
                 // Only a group carries the key (and no command), so plans
                 // without groups read as before.
@@ -103,8 +120,8 @@ impl DryPlan<'_> {
             "root": ws.root,
             "tasks": tasks,
             "prediction": {
-                "wall_ms": p.wall.as_millis() as u64,
-                "execution_ms": p.execution.as_millis() as u64,
+                "wall_ms": self.predicted().then_some(p.wall.as_millis() as u64),
+                "execution_ms": self.predicted().then_some(p.execution.as_millis() as u64),
                 "tasks_without_history": p.unknown,
             },
         });
@@ -113,53 +130,103 @@ impl DryPlan<'_> {
         text
     }
 
-    pub fn to_text(&self) -> String {
-        let (ws, graph) = (self.ws, self.graph);
+    /// Whether any task has a prediction: with none, a wall time of zero
+    /// would be a guess dressed as a figure.
+    fn predicted(&self) -> bool {
+        self.etas.iter().any(Option::is_some)
+    }
+
+    /// One line per task, aligned; with `verbose`, each task's detail.
+    pub fn to_text(&self, verbose: bool) -> String {
+        let order = self.graph.topological_order();
+        let rows: Vec<[String; 5]> = order.iter().map(|&n| self.row(n)).collect();
+        let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
+        let widths = [width(0), width(1), width(2), width(3)];
         let mut out = String::new();
-        for n in graph.topological_order() {
-            let node = &graph.nodes[n];
-            let project = &ws.projects[node.project];
-            let task = &project.tasks[&node.id.task];
-            let (key, status, _) = self.key_fields(n);
-            out.push_str(&format!("{}\n", node.id));
-            out.push_str(&format!("  dir:        {}\n", project.rel_dir));
-            if task.is_group() {
-                out.push_str("  command:    none (a group: runs nothing, succeeds when its dependencies do)\n");
-            } else {
-                out.push_str(&format!("  command:    {}\n", task.command));
+        for (row, &n) in rows.iter().zip(&order) {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i < 4 && !row[i + 1..].iter().all(String::is_empty) {
+                    line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+                } else {
+                    line.push_str(cell);
+                }
             }
-            let deps: Vec<String> = graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect();
-            out.push_str(&format!(
-                "  depends on: {}\n",
-                if deps.is_empty() { "-".to_string() } else { deps.join(", ") }
-            ));
-            if !task.is_group() {
-                let inputs =
-                    task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
-                out.push_str(&format!("  inputs:     {inputs}\n"));
+            out.push_str(line.trim_end());
+            out.push('\n');
+            if verbose {
+                out.push_str(&self.detail(n));
             }
-            if !task.outputs.is_empty() {
-                out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
-            }
-            if let Some(key) = key {
-                out.push_str(&format!("  key:        {key}\n"));
-            }
-            out.push_str(&format!("  cache:      {status}\n"));
-            let eta = self.etas[n].map_or_else(|| "unknown (no history)".to_string(), format_duration);
-            out.push_str(&format!("  eta:        {eta}\n"));
         }
-        let p = self.prediction;
-        out.push_str(&format!(
-            "{} task(s) planned; predicted wall time {}, execution time {}{}\n",
-            graph.len(),
+        out.push_str(&self.totals());
+        out
+    }
+
+    /// `id`, cache status, `~ETA` (`-` without history), executor, and how
+    /// often it was flaky lately (empty when never).
+    fn row(&self, n: usize) -> [String; 5] {
+        let eta = self.etas[n].map_or_else(|| "-".to_string(), |d| format!("~{}", format_duration(d)));
+        let f = self.flaky[n];
+        let flaky =
+            if f.flaky > 0 { format!("flaky in {} of its last {} runs", f.flaky, f.executions) } else { String::new() };
+        [
+            self.graph.nodes[n].id.to_string(),
+            self.statuses[n].as_str().to_string(),
+            eta,
+            if self.task(n).is_group() { "-".to_string() } else { self.executor(n).to_string() },
+            flaky,
+        ]
+    }
+
+    fn detail(&self, n: usize) -> String {
+        let graph = self.graph;
+        let project = &self.ws.projects[graph.nodes[n].project];
+        let task = self.task(n);
+        let (key, _, _) = self.key_fields(n);
+        let mut out = String::new();
+        out.push_str(&format!("  dir:        {}\n", project.rel_dir));
+        if task.is_group() {
+            out.push_str("  command:    none (a group: runs nothing, succeeds when its dependencies do)\n");
+        } else {
+            out.push_str(&format!("  command:    {}\n", task.command));
+        }
+        let deps: Vec<String> = graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect();
+        out.push_str(&format!("  depends on: {}\n", if deps.is_empty() { "-".to_string() } else { deps.join(", ") }));
+        if !task.is_group() {
+            let inputs = task.inputs.as_ref().map_or_else(|| "every file of the project".to_string(), |i| i.join(", "));
+            out.push_str(&format!("  inputs:     {inputs}\n"));
+        }
+        if !task.outputs.is_empty() {
+            out.push_str(&format!("  outputs:    {}\n", task.outputs.join(", ")));
+        }
+        if let Some(key) = key {
+            out.push_str(&format!("  key:        {key}\n"));
+        }
+        if task.retries > 0 {
+            out.push_str(&format!("  retries:    {}\n", task.retries));
+        }
+        let f = self.flaky[n];
+        let history = match f.executions {
+            0 => "no recorded execution".to_string(),
+            runs => format!("{} flaky of its last {runs} execution(s)", f.flaky),
+        };
+        out.push_str(&format!("  history:    {history}\n"));
+        out
+    }
+
+    fn totals(&self) -> String {
+        let (p, count) = (self.prediction, self.graph.len());
+        if !self.predicted() {
+            return format!("{count} task(s) planned; no prediction: no task has a recorded execution yet\n");
+        }
+        let unknown = match p.unknown {
+            0 => String::new(),
+            n => format!(" ({n} task(s) without history not counted)"),
+        };
+        format!(
+            "{count} task(s) planned; predicted wall time ~{}, execution time ~{}{unknown}\n",
             format_duration(p.wall),
             format_duration(p.execution),
-            if p.unknown > 0 {
-                format!(" ({} task(s) without history counted as 0)", p.unknown)
-            } else {
-                String::new()
-            }
-        ));
-        out
+        )
     }
 }

@@ -3,6 +3,7 @@
 //! outputs). Tasks are keyed level by level in dependency order, each level
 //! on a few threads.
 
+use super::exec::{Executors, effective_executor};
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
@@ -47,8 +48,29 @@ impl std::fmt::Display for PlannedCache {
     }
 }
 
-/// Keys every node of `graph`, in node order.
-pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<PlannedKey> {
+/// Each node's executor (its own, or `run_executor` for a task that is not
+/// persistent) and that executor's part of the key, as a run computes them.
+fn node_executors(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    run_executor: Option<&str>,
+) -> Vec<Result<(String, String), String>> {
+    let executors = Executors::new(ws);
+    (0..graph.len())
+        .map(|n| {
+            let node = &graph.nodes[n];
+            let task = &ws.projects[node.project].tasks[&node.id.task];
+            let name = effective_executor(task, run_executor);
+            executors.identity(name).map(|id| (name.to_string(), id)).map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Keys every node of `graph`, in node order, with the executor each task
+/// would run on (`run_executor` is `--executor`), so that the keys are the
+/// ones a run computes.
+pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache, run_executor: Option<&str>) -> Vec<PlannedKey> {
+    let executors = node_executors(ws, graph, run_executor);
     let mut depth = vec![0usize; graph.len()];
     for n in graph.topological_order() {
         depth[n] = graph.deps[n].iter().map(|&d| depth[d] + 1).max().unwrap_or(0);
@@ -60,12 +82,12 @@ pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<Planne
         let nodes: Vec<usize> = (0..graph.len()).filter(|&n| depth[n] == level).collect();
         let chunk = nodes.len().div_ceil(threads).max(1);
         let done: Vec<(usize, PlannedKey)> = std::thread::scope(|scope| {
-            let keys = &keys;
+            let (keys, executors) = (&keys, &executors);
             let handles: Vec<_> = nodes
                 .chunks(chunk)
                 .map(|part| {
                     scope.spawn(move || {
-                        part.iter().map(|&n| (n, key_one(ws, graph, cache, keys, n))).collect::<Vec<_>>()
+                        part.iter().map(|&n| (n, key_one(ws, graph, cache, keys, &executors[n], n))).collect::<Vec<_>>()
                     })
                 })
                 .collect();
@@ -78,7 +100,15 @@ pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache) -> Vec<Planne
     keys.into_iter().map(|k| k.expect("every level is keyed")).collect()
 }
 
-fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<PlannedKey>], n: usize) -> PlannedKey {
+fn key_one(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    cache: &Cache,
+    keys: &[Option<PlannedKey>],
+    executor: &Result<(String, String), String>,
+    n: usize,
+) -> PlannedKey {
+    let (executor, identity) = executor.as_ref().map_err(Clone::clone)?;
     let mut deps = Vec::new();
     for &d in &graph.deps[n] {
         match &keys[d] {
@@ -88,8 +118,9 @@ fn key_one(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[Option<Plan
     }
     let node = &graph.nodes[n];
     let project = &ws.projects[node.project];
-    let task = &project.tasks[&node.id.task];
-    cache.task_key(&ws.root, &project.dir, &node.id.to_string(), task, "", &deps).map_err(|e| e.to_string())
+    let mut task = project.tasks[&node.id.task].clone();
+    task.executor.clone_from(executor);
+    cache.task_key(&ws.root, &project.dir, &node.id.to_string(), &task, identity, &deps).map_err(|e| e.to_string())
 }
 
 /// Each node's cache status as `--dry` shows it: `hit-local`, `hit-remote`,

@@ -1,6 +1,7 @@
 //! One task's lifecycle, whatever executor runs it: **prepare** (choose
 //! the executor, build the command), **run** (take the task's lock, key
-//! it, restore a hit or hand the attempt to the executor), **settle**
+//! it, restore a hit or hand the attempt to the executor, again after a
+//! failed attempt while `retries` are left), **settle**
 //! (store a cacheable success) and **record** (emit `Finished` with the
 //! result and the key's manifest, which history and reports consume).
 
@@ -10,7 +11,7 @@ use std::time::Instant;
 
 use tokio::sync::{Notify, mpsc};
 
-use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, Refused, task_command};
+use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, Refused, effective_executor, task_command};
 use super::options::RunOptions;
 use super::task_cache::CacheJob;
 use crate::cache::{Cache, CacheKey, KeyManifest};
@@ -50,6 +51,8 @@ pub struct Job {
     pub attempt: Attempt,
     pub cache: Option<CacheJob>,
     pub executor: Chosen,
+    /// Attempts allowed after a failed one (0 for a persistent task).
+    pub retries: u32,
     /// A group task: nothing runs; it succeeds once its dependencies have.
     pub group: bool,
     /// The project directory and task whose declared outputs are removed
@@ -63,14 +66,8 @@ impl Shared<'_> {
         &self.ws.projects[n.project].tasks[&n.id.task]
     }
 
-    /// The executor a task runs on: `--executor` for every task that is not
-    /// persistent (servers stay local), else its own.
     fn executor_of(&self, task: &Task) -> String {
-        match &self.opts.executor {
-            Some(_) if task.is_group() => "local".to_string(),
-            Some(name) if !task.persistent => name.clone(),
-            _ => task.executor.clone(),
-        }
+        effective_executor(task, self.opts.executor.as_deref()).to_string()
     }
 
     /// Prepares node's job; an error says why the task cannot run.
@@ -126,8 +123,9 @@ impl Shared<'_> {
             keep_log: true,
             key: None,
         };
+        let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
-        Ok(Job { attempt, cache, executor, group: task.is_group(), outputs })
+        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -139,13 +137,17 @@ impl Shared<'_> {
             graph.deps[node].iter().map(|&d| keys[d].clone().map(|k| (graph.nodes[d].id.to_string(), k))).collect()
         };
         let project = &self.ws.projects[graph.nodes[node].project];
-        let (root, dir, task, id) =
+        let (root, dir, mut task, id) =
             (self.ws.root.clone(), project.dir.clone(), self.task(node).clone(), graph.nodes[node].id.to_string());
+        task.executor = self.executor_of(&task);
+        let identity = self.executors.identity(&task.executor).ok()?;
         let deps = deps?;
-        tokio::task::spawn_blocking(move || cache.task_key(&root, &dir, &id, &task, "", &deps).ok().map(|(k, _)| k))
-            .await
-            .ok()
-            .flatten()
+        tokio::task::spawn_blocking(move || {
+            cache.task_key(&root, &dir, &id, &task, &identity, &deps).ok().map(|(k, _)| k)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     /// The key each node last ran with.
@@ -187,6 +189,8 @@ impl Job {
                     key: key_text,
                     exit_code: Some(0),
                     log_tail: None,
+                    attempts: 0,
+                    failed_attempt: None,
                 };
                 return self.record(result, keyed.map(|(_, m)| m));
             }
@@ -196,10 +200,13 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
-        let cacheable = cacheable && self.clear_outputs().await;
-        let ran = self.executor.run(&self.attempt).await;
+        let (ran, tries, cleared) = self.run_attempts(cacheable).await;
+        let cacheable = cacheable && cleared;
         let duration = start.elapsed();
-        let log_tail = (ran.status != TaskStatus::Succeeded).then(|| log_tail(&ran.log)).flatten();
+        let log_tail = match (&ran.status, &tries.failed_tail) {
+            (TaskStatus::Succeeded, tail) => tail.clone(),
+            _ => log_tail(&ran.log),
+        };
         let manifest = keyed.as_ref().map(|(_, m)| m.clone());
         if let (true, TaskStatus::Succeeded, Some(c), Some((key, manifest))) =
             (cacheable, &ran.status, &self.cache, keyed)
@@ -215,8 +222,41 @@ impl Job {
             key: key_text,
             exit_code: ran.exit_code,
             log_tail,
+            attempts: tries.attempts,
+            failed_attempt: tries.failed_why,
         };
         self.record(result, manifest)
+    }
+
+    /// Runs the command, and again after a failed or timed-out attempt
+    /// while retries are left and vx is not stopping. Each failed attempt
+    /// is a note; a pass after one marks the task flaky. Only the last
+    /// attempt's log is kept, so a passing attempt's is what gets cached.
+    /// A cacheable task's outputs are removed before every attempt, so a
+    /// failed attempt's files never reach the passing one's entry; the
+    /// `bool` is `false` when a removal failed (the result is then not
+    /// stored).
+    async fn run_attempts(&self, cacheable: bool) -> (super::exec::Ran, Tries, bool) {
+        let a = &self.attempt;
+        let total = self.retries.saturating_add(1);
+        let mut tries = Tries { attempts: 1, failed_why: None, failed_tail: None };
+        let mut cleared = !cacheable || self.clear_outputs().await;
+        let mut ran = self.executor.run(a).await;
+        while let Some(why) = failure(&ran.status) {
+            if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            a.events.note(&a.id, &format!("attempt {} of {total} failed ({why}); retrying", tries.attempts));
+            tries.failed_tail = log_tail(&ran.log);
+            tries.failed_why = Some(why);
+            tries.attempts += 1;
+            cleared &= !cacheable || self.clear_outputs().await;
+            ran = self.executor.run(a).await;
+        }
+        if ran.status == TaskStatus::Succeeded && tries.attempts > 1 {
+            a.events.note(&a.id, &format!("flaky: passed on attempt {} of {total}", tries.attempts));
+        }
+        (ran, tries, cleared)
     }
 
     /// A group: its key is still computed (from its dependencies' keys) so
@@ -237,6 +277,8 @@ impl Job {
             key: keyed.as_ref().map(|(k, _)| k.0.clone()),
             exit_code: None,
             log_tail: None,
+            attempts: 0,
+            failed_attempt: None,
         };
         self.record(result, keyed.map(|(_, m)| m))
     }
@@ -264,6 +306,25 @@ impl Job {
     fn record(self, result: TaskResult, manifest: Option<KeyManifest>) -> JobResult {
         self.attempt.events.emit(Event::Finished { result: &result, manifest: manifest.as_ref() });
         (self.attempt.node, result, manifest)
+    }
+}
+
+/// What the attempts of one task came to, besides the last attempt's run.
+#[derive(Debug)]
+struct Tries {
+    attempts: u32,
+    /// The last failed attempt's reason and log tail, once one was retried.
+    failed_why: Option<String>,
+    failed_tail: Option<String>,
+}
+
+/// Why an attempt failed, when it is one a retry may mend: it failed or
+/// timed out (an interrupted one is not retried).
+fn failure(status: &TaskStatus) -> Option<String> {
+    match status {
+        TaskStatus::Failed(why) => Some(why.clone()),
+        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
+        TaskStatus::Succeeded | TaskStatus::Cancelled | TaskStatus::Skipped(_) => None,
     }
 }
 

@@ -24,4 +24,7 @@ pub struct RunOptions {
     /// `--env-mode`, over `[workspace] env-mode` (applied to the workspace
     /// once it is loaded, with `Workspace::override_env_mode`).
     pub env_mode: Option<EnvMode>,
+    /// `--retries N`: attempts after a failed one, for every task that ends
+    /// (over each task's own `retries`).
+    pub retries: Option<u32>,
 }

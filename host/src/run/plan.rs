@@ -20,6 +20,8 @@ pub struct Selection {
     pub affected: Option<Option<String>>,
     pub all: bool,
     pub cwd: PathBuf,
+    /// `--only`: the named tasks without the tasks they depend on.
+    pub only: bool,
     /// Arguments after `--`, for the named tasks (`apply_pass_through`).
     pub pass_through: Vec<String>,
 }
@@ -77,7 +79,8 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
         }
     }
     let graph = TaskGraph::build(ws, &roots)?;
-    let Some(rev) = &sel.affected else { return Ok(graph) };
+    let only = |graph: TaskGraph| if sel.only { graph.only_roots() } else { graph };
+    let Some(rev) = &sel.affected else { return Ok(only(graph)) };
     let affected = affected_tasks(ws, &graph, &changed_files(ws, rev.as_deref())?)?;
     let kept: Vec<(usize, String)> = graph
         .roots
@@ -85,7 +88,7 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
         .filter(|n| affected.contains(n))
         .map(|&n| (graph.nodes[n].project, graph.nodes[n].id.task.clone()))
         .collect();
-    TaskGraph::build(ws, &kept)
+    TaskGraph::build(ws, &kept).map(only)
 }
 
 fn exact_root(ws: &Workspace, id: &TaskId) -> Result<(usize, String)> {

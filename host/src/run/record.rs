@@ -91,6 +91,7 @@ fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
         },
         duration: r.duration,
         exit_code: r.exit_code,
+        attempts: r.attempts,
     }
 }
 

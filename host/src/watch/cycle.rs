@@ -1,8 +1,9 @@
 //! The watch loop: load the workspace, run the selection once, then wait
 //! for changes and re-run what each affects in the same session (servers
 //! whose inputs did not change keep running). A config change stops the
-//! session and starts over from loading; a config that fails to load is
-//! reported and the loop waits for the next edit. Ctrl-C, SIGTERM and
+//! session and starts over from loading; a config that fails to load
+//! after such a change is reported and the loop waits for the next edit
+//! (the first load fails like `vx run`, exit 2). Ctrl-C, SIGTERM and
 //! SIGHUP stop everything through the guard.
 
 use std::collections::BTreeSet;
@@ -62,7 +63,7 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     let window = DebounceWindow::from_env();
     let root = find_workspace_root(&req.cwd)?;
     let (source, mut rx) = start(&root).map_err(|e| Error::internal(format!("vx watch: {e}")))?;
-    tracing::info!(target: "vx watch", "watching {} ({}); press Ctrl-C to stop", root.display(), source.description);
+    let mut first = true;
     loop {
         let loaded = load_workspace(&req.cwd).map_err(Error::from).and_then(|mut ws| {
             ws.override_env_mode(req.opts.env_mode);
@@ -73,6 +74,20 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
                 Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force, crate::backends::remote(&ws))?;
             Ok((ws, graph, cache))
         });
+        if std::mem::replace(&mut first, false) {
+            // What was typed is checked once, as `vx run` checks it: a
+            // misspelt task or an unknown `--filter` project is an error
+            // to mend on the command line, not a file edit to wait for.
+            if let Err(e) = &loaded {
+                return Err(e.clone());
+            }
+            tracing::info!(
+                target: "vx watch",
+                "watching {} ({}); press Ctrl-C to stop",
+                root.display(),
+                source.description
+            );
+        }
         let (ws, graph, cache) = match loaded {
             Ok(loaded) => loaded,
             Err(e) => {

@@ -3,7 +3,9 @@
 //!
 //! One `testsuite` per project, one `testcase` per task (`classname` =
 //! project, `name` = task). Failed and timed-out tasks get a `failure` with
-//! the log tail; skipped and cancelled ones a `skipped`; tasks replayed from
+//! the log tail; a flaky one (passed after a failed attempt: `ok` with a
+//! message) a `flakyFailure` with the failed attempt's log tail, inside a
+//! passing case; skipped and cancelled ones a `skipped`; tasks replayed from
 //! a cache carry a `vx.cache` property and a `system-out` note. The rendering
 //! is a plain function ([`render::render`]) so it is tested on the host.
 

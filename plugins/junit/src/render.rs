@@ -102,12 +102,24 @@ fn case(out: &mut String, task: &TaskResult) {
         seconds(task.duration_ms),
     );
     let cached = cache_tier(task.cache);
-    if task.status == Status::Ok && cached.is_none() {
+    let flaky = task.status == Status::Ok && task.message.is_some();
+    if task.status == Status::Ok && cached.is_none() && !flaky {
         out.push_str("/>\n");
         return;
     }
     out.push_str(">\n");
     match task.status {
+        // A passing task with a message passed after failed attempts: a
+        // flaky test, which JUnit consumers (Maven Surefire's schema, nextest,
+        // GitLab, Jenkins) read as a `flakyFailure` inside a passing case.
+        Status::Ok if flaky => {
+            let message = task.message.as_deref().unwrap_or_default();
+            let _ = writeln!(out, r#"      <flakyFailure type="failed" message="{}">"#, attr(message));
+            if let Some(tail) = &task.log_tail {
+                let _ = writeln!(out, "        <system-out>{}</system-out>", text(tail));
+            }
+            out.push_str("      </flakyFailure>\n");
+        }
         Status::Ok => {}
         Status::Failed | Status::TimedOut => {
             let kind = if task.status == Status::Failed { "failed" } else { "timed-out" };

@@ -140,7 +140,8 @@ impl std::fmt::Display for Output {
 }
 
 /// `Tasks: N run, N succeeded, N failed, N skipped, N cached in DURATION`,
-/// with `, N group(s)` before ` in` when group tasks settled.
+/// with ` (N flaky)` after the successes when some were, and `, N group(s)`
+/// before ` in` when group tasks settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     pub run: usize,
@@ -148,6 +149,7 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub cached: usize,
+    pub flaky: usize,
     pub groups: usize,
 }
 
@@ -163,6 +165,7 @@ impl Summary {
             return None;
         }
         let mut numbers = Vec::new();
+        let mut flaky = 0;
         let parts: Vec<&str> = counts.split(", ").collect();
         let groups = match parts.len() {
             5 => 0,
@@ -178,7 +181,11 @@ impl Summary {
         };
         let words = ["run", "succeeded", "failed", "skipped", "cached"];
         for (part, word) in parts.iter().zip(words) {
-            let (n, w) = part.split_once(' ')?;
+            let (n, mut w) = part.split_once(' ')?;
+            if let Some((succeeded, extra)) = w.split_once(" (").filter(|_| word == "succeeded") {
+                flaky = extra.strip_suffix(" flaky)")?.parse().ok()?;
+                w = succeeded;
+            }
             if w != word {
                 return None;
             }
@@ -186,7 +193,7 @@ impl Summary {
         }
         match numbers[..] {
             [run, succeeded, failed, skipped, cached] => {
-                Some(Summary { run, succeeded, failed, skipped, cached, groups })
+                Some(Summary { run, succeeded, failed, skipped, cached, flaky, groups })
             }
             _ => None,
         }

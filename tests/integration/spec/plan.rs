@@ -32,6 +32,7 @@ fn dry_text() {
     let env = TestEnv::new();
     let mut t = workspace(&env);
     t.vx(&["run", "web#build", "--dry"]).assert_success();
+    t.vx(&["run", "web#build", "--dry", "--verbose"]).assert_success();
     t.vx(&["run", "build", "--dry=text", "--filter", "other"]).assert_success();
     assert!(env.log().is_empty(), "--dry runs nothing");
     assert_transcript!(t);

@@ -128,6 +128,17 @@ impl Executor for Chosen {
     }
 }
 
+/// The executor a task runs on: the run's `--executor` for every task that
+/// is not persistent (servers stay local) or a group (which runs nothing),
+/// else the task's own.
+pub fn effective_executor<'a>(task: &'a Task, run_executor: Option<&'a str>) -> &'a str {
+    match run_executor {
+        Some(_) if task.is_group() => "local",
+        Some(name) if !task.persistent => name,
+        _ => &task.executor,
+    }
+}
+
 /// The executors of a session: plugins loaded on first use, and the
 /// connection for remote execution, made on first use.
 #[derive(Debug)]
@@ -135,6 +146,8 @@ pub struct Executors {
     root: PathBuf,
     settings: BTreeMap<String, PluginSettings>,
     loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
+    /// Identities of executors computed without preparing a run.
+    identities: Mutex<HashMap<String, Result<String, String>>>,
     remote: remote::RemoteConnection,
     env_mode: EnvMode,
     global_env: Vec<String>,
@@ -151,6 +164,7 @@ impl Executors {
             root: ws.root.clone(),
             settings: ws.plugins.clone(),
             loaded: Mutex::new(HashMap::new()),
+            identities: Mutex::new(HashMap::new()),
             remote: remote::RemoteConnection::new(ws),
             env_mode: ws.env_mode,
             global_env: ws.global_env.clone(),
@@ -158,6 +172,22 @@ impl Executors {
             vars: std::env::vars_os().collect(),
             allowed: Arc::new(std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(env::allowlisted)).collect()),
         }
+    }
+
+    /// The part of a task's key that executor `name` adds, the same string
+    /// its prepared executor's [`Executor::identity`] gives, found without
+    /// loading a plugin or connecting: keys computed up front (`--dry`,
+    /// `vx why`, a server's restart check) equal the run's.
+    pub fn identity(&self, name: &str) -> Result<String, Refused> {
+        if name == "local" {
+            return Ok(local::Local { env: None }.identity());
+        }
+        let mut known = self.identities.lock().expect("identities lock poisoned");
+        let found = known.entry(name.to_string()).or_insert_with(|| match name {
+            REMOTE_EXECUTOR => self.remote.identity(),
+            _ => plugin::identity_unloaded(&self.settings, name),
+        });
+        found.clone().map_err(Refused)
     }
 
     /// The variables `task` is given and those its key hashes.

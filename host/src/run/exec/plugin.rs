@@ -19,7 +19,9 @@ use super::{Attempt, Executor, Ran};
 use crate::config::{PluginSettings, Project};
 use crate::events::{Bus, Event, TaskStatus};
 use crate::guard::{grace_period, stop_group};
-use crate::plugin::{ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured};
+use crate::plugin::{
+    ExecContext, ExecControl, ExecTask, LoadedPlugin, SinkFn, World, load_configured, read_plugin_file, toml_to_json,
+};
 
 /// Carries the absolute workspace root to executors (and their children),
 /// so a plugin can map `task.cwd` to a host path (bubblewrap binds need one).
@@ -56,6 +58,24 @@ pub fn load(
             Ok(Arc::new(plugin))
         })
         .clone()
+}
+
+/// An executor plugin's part of a task's key: the BLAKE3 of its file and
+/// its `[plugins.NAME.config]` as JSON.
+pub fn identity(hash: &blake3::Hash, config_json: &str) -> String {
+    format!("{}:{config_json}", hash.to_hex())
+}
+
+/// [`identity`] of the plugin `name` from its file and settings, without
+/// loading it (for keys computed before a run: `--dry`, `vx why`).
+pub fn identity_unloaded(settings: &BTreeMap<String, PluginSettings>, name: &str) -> Result<String, String> {
+    let Some(settings) = settings.get(name) else {
+        return Err(format!(
+            "executor `{name}` is not a plugin of this workspace; add it with `vx plugin add PATH --name {name}`"
+        ));
+    };
+    let (_, hash) = read_plugin_file(name, &settings.path).map_err(|e| e.to_string())?;
+    Ok(identity(&hash, &toml_to_json(&settings.config)))
 }
 
 /// A task's run through an executor plugin.
@@ -164,7 +184,7 @@ impl Executor for PluginExecutor {
     /// The plugin's bytes and its config, so a new plugin or setting is a
     /// miss.
     fn identity(&self) -> String {
-        format!("{}:{}", self.plugin.hash.to_hex(), self.plugin.ctx.config_json)
+        identity(&self.plugin.hash, &self.plugin.ctx.config_json)
     }
 }
 

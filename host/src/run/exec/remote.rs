@@ -44,9 +44,25 @@ pub struct RemoteJob {
     pub dep_outputs: Vec<(PathBuf, Vec<String>)>,
 }
 
+/// Remote execution's part of a task's key: where it runs matters only
+/// through the instance and the platform.
+pub fn identity(instance: &str, platform: &std::collections::BTreeMap<String, String>) -> String {
+    let platform: Vec<String> = platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("remote:{instance}:{}", platform.join(","))
+}
+
 impl RemoteConnection {
     pub fn new(ws: &Workspace) -> RemoteConnection {
         RemoteConnection { settings: ws.remote.clone(), client: OnceLock::new() }
+    }
+
+    /// [`identity`] from `[remote]`, without connecting (the client takes
+    /// its instance and platform from the same settings).
+    pub fn identity(&self) -> Result<String, String> {
+        let settings = self.settings.as_ref().ok_or_else(|| {
+            "executor `remote` needs a [remote] table in the root vx.toml (endpoint = \"grpc://HOST:PORT\"); see docs/remote.md".to_string()
+        })?;
+        Ok(identity(&settings.instance_name, &settings.platform))
     }
 
     fn client(&self) -> Result<Reapi, String> {
@@ -152,10 +168,8 @@ impl Executor for RemoteJob {
         }
     }
 
-    /// Where it runs matters only through the instance and the platform.
     fn identity(&self) -> String {
-        let platform: Vec<String> = self.client.platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("remote:{}:{}", self.client.instance, platform.join(","))
+        identity(&self.client.instance, &self.client.platform)
     }
 }
 

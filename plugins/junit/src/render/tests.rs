@@ -116,3 +116,22 @@ fn an_empty_run_is_a_valid_document() {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"vx\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"4.321\" timestamp=\"2027-01-01T00:00:00\">\n</testsuites>\n"
     );
 }
+
+#[test]
+fn a_flaky_task_is_a_passing_case_with_a_flaky_failure() {
+    let mut flaky = task("web", "test", Status::Ok);
+    flaky.message = Some("flaky: passed on attempt 2; attempt 1 failed: exit code 1".into());
+    flaky.log_tail = Some("expected <1>".into());
+    let xml = render(&Config::default(), &run(vec![flaky]));
+    let expected = r#"    <testcase name="test" classname="web" time="1.500">
+      <flakyFailure type="failed" message="flaky: passed on attempt 2; attempt 1 failed: exit code 1">
+        <system-out>expected &lt;1&gt;</system-out>
+      </flakyFailure>
+    </testcase>
+"#;
+    assert!(xml.contains(expected), "{xml}");
+    assert!(
+        xml.contains(r#"<testsuites name="vx" tests="1" failures="0" errors="0" skipped="0""#),
+        "a flaky test passed\n{xml}"
+    );
+}

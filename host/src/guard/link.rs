@@ -162,6 +162,20 @@ fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The hook every guarded child runs between fork and exec: a session (and
+/// so a process group) of its own, then `+PID` to the guard at `guard_fd`
+/// when there is one. It allocates nothing and makes only
+/// async-signal-safe calls, as code between fork and exec must.
+pub fn own_group_and_register(guard_fd: Option<RawFd>) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+    move || {
+        nix::unistd::setsid().map_err(std::io::Error::from)?;
+        if let Some(fd) = guard_fd {
+            register_self(fd);
+        }
+        Ok(())
+    }
+}
+
 /// Writes `+PID\n` for the calling process: used in a forked child between
 /// `setsid` and `exec`, so it allocates nothing and only makes
 /// async-signal-safe calls. SIGPIPE is ignored around the write (std resets

@@ -14,7 +14,7 @@ use nix::sys::signal::Signal;
 
 use super::groups::Groups;
 use super::ladder::{group_alive, signal_group};
-use super::link::register_self;
+use super::link::own_group_and_register;
 use super::spawn::TaskCommand;
 
 /// How often a running probe is checked for its exit or its deadline.
@@ -45,18 +45,10 @@ pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Dur
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let guard_fd = groups.registration_fd();
-    // SAFETY: setsid and register_self are async-signal-safe and allocate
-    // nothing, as code between fork and exec must.
+    // SAFETY: the hook is async-signal-safe and allocates nothing.
     unsafe {
         use std::os::unix::process::CommandExt;
-        command.pre_exec(move || {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            if let Some(fd) = guard_fd {
-                register_self(fd);
-            }
-            Ok(())
-        });
+        command.pre_exec(own_group_and_register(groups.registration_fd()));
     }
     let mut child = command.spawn()?;
     let pgid = child.id() as i32;

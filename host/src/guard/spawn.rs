@@ -10,7 +10,7 @@ use std::process::Stdio;
 use tokio::net::unix::pipe;
 
 use super::groups::Groups;
-use super::link::register_self;
+use super::link::own_group_and_register;
 
 /// What to run: an argv, a directory and the variables to add to vx's
 /// environment.
@@ -58,17 +58,9 @@ fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .kill_on_drop(false);
-    let guard_fd = groups.registration_fd();
-    // SAFETY: setsid and register_self are async-signal-safe and allocate
-    // nothing, as code between fork and exec must.
+    // SAFETY: the hook is async-signal-safe and allocates nothing.
     unsafe {
-        command.pre_exec(move || {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            if let Some(fd) = guard_fd {
-                register_self(fd);
-            }
-            Ok(())
-        });
+        command.pre_exec(own_group_and_register(groups.registration_fd()));
     }
     let child = command.spawn()?;
     // The command holds the write ends; dropping it leaves the child (and

@@ -93,8 +93,28 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// `s` as a JSON string, escaped as serde_json escapes (`\"`, `\\`, the
+/// short forms of control characters, `\u00XX` for the others), written
+/// in place: a manifest has hundreds of strings and every run reads 500
+/// manifests.
 fn write_string(s: &str, out: &mut String) {
-    out.push_str(&serde_json::to_string(s).expect("a string always serialises"));
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -118,6 +138,11 @@ mod tests {
         let reordered =
             PackageJson::from_text(r#"{"name": "web", "dependencies": {"b": "1", "a": "2"}, "files": ["y", "x"]}"#);
         assert_ne!(a.digest(), reordered.expect("parses").digest());
+        for tricky in ["a\"b", "back\\slash", "line\nbreak\ttab\r\u{8}\u{c}", "\u{1}\u{1f}", "é ✓"] {
+            let mut ours = String::new();
+            write_string(tricky, &mut ours);
+            assert_eq!(ours, serde_json::to_string(tricky).unwrap(), "escaped as serde_json escapes {tricky:?}");
+        }
         let described = PackageJson::from_text(
             r#"{"name": "web", "description": "d", "dependencies": {"b": "1", "a": "2"}, "files": ["x", "y"]}"#,
         );

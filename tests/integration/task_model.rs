@@ -278,3 +278,14 @@ fn arguments_after_dashes_reach_only_the_named_tasks_and_their_keys() {
     let last = ok(&env, &["last"]);
     assert!(last.stdout.contains("-- --coverage 'a b'"), "recorded by vx last\n{last}");
 }
+
+#[test]
+fn an_uncached_task_with_outputs_has_them_cleared_too() {
+    let env = anchored_workspace();
+    env.write("packages/api/dist/stale.js", "left by an older build");
+    let build = format!("{} && mkdir -p dist && echo new > dist/app.js", log("api"));
+    env.write("packages/api/vx.toml", &task("build", &build, "outputs = [\"dist/**\"]\ncache = false\n"));
+    ok(&env, &["run", "api#build"]);
+    assert!(!env.root().join("packages/api/dist/stale.js").exists(), "outputs hold only what this run made");
+    assert_eq!(env.read("packages/api/dist/app.js"), "new\n");
+}

@@ -200,7 +200,7 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
-        let (ran, tries, cleared) = self.run_attempts(cacheable).await;
+        let (ran, tries, cleared) = self.run_attempts().await;
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();
         let log_tail = match (&ran.status, &tries.failed_tail) {
@@ -232,15 +232,15 @@ impl Job {
     /// while retries are left and vx is not stopping. Each failed attempt
     /// is a note; a pass after one marks the task flaky. Only the last
     /// attempt's log is kept, so a passing attempt's is what gets cached.
-    /// A cacheable task's outputs are removed before every attempt, so a
-    /// failed attempt's files never reach the passing one's entry; the
-    /// `bool` is `false` when a removal failed (the result is then not
-    /// stored).
-    async fn run_attempts(&self, cacheable: bool) -> (super::exec::Ran, Tries, bool) {
+    /// The task's declared outputs are removed before every attempt (cached
+    /// or not: outputs hold only what the run produced), so a failed
+    /// attempt's files never reach the passing one's entry; the `bool` is
+    /// `false` when a removal failed (the result is then not stored).
+    async fn run_attempts(&self) -> (super::exec::Ran, Tries, bool) {
         let a = &self.attempt;
         let total = self.retries.saturating_add(1);
         let mut tries = Tries { attempts: 1, failed_why: None, failed_tail: None };
-        let mut cleared = !cacheable || self.clear_outputs().await;
+        let mut cleared = self.clear_outputs().await;
         let mut ran = self.executor.run(a).await;
         while let Some(why) = failure(&ran.status) {
             if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
@@ -250,7 +250,7 @@ impl Job {
             tries.failed_tail = log_tail(&ran.log);
             tries.failed_why = Some(why);
             tries.attempts += 1;
-            cleared &= !cacheable || self.clear_outputs().await;
+            cleared &= self.clear_outputs().await;
             ran = self.executor.run(a).await;
         }
         if ran.status == TaskStatus::Succeeded && tries.attempts > 1 {

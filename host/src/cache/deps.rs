@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Workspace;
-use crate::lockfile::{DepsDigest, Lockfile, LockfileError, ResolvedDep, find_lockfile, whole_file_digest};
+use crate::lockfile::{
+    DepsDigest, Lockfile, LockfileError, LockfileKind, ResolvedDep, find_lockfile, whole_file_digest,
+};
 
 /// Bumped when the memo's meaning changes, so an old memo is recomputed.
 const MEMO_VERSION: u32 = 1;
@@ -83,11 +85,11 @@ impl DepsTable {
     /// cannot be read becomes `Whole` or `Unreadable` with a warning.
     pub fn load(ws: &Workspace, state: &Path) -> DepsTable {
         let found = match find_lockfile(&ws.root) {
-            Ok(Some((_, path))) => Ok(path),
+            Ok(Some(found)) => Ok(found),
             Ok(None) => return DepsTable::with(ws, |_| LockPart::None),
             Err(e) => Err(e),
         };
-        let input = match memo_input(ws, found.as_ref().map(PathBuf::as_path).map_err(|e| e.files())) {
+        let input = match memo_input(ws, found.as_ref().map(|(_, path)| path.as_path()).map_err(|e| e.files())) {
             Ok(input) => input,
             Err(why) => {
                 tracing::warn!("{why}; tasks are not cached until it can be read");
@@ -150,15 +152,8 @@ fn read_memo(path: &Path, input: &str) -> Option<Memo> {
 
 /// Parses the lockfile and slices it for every project; a lockfile that
 /// does not parse is hashed whole for all of them, with the notice.
-fn compute(ws: &Workspace, found: Result<PathBuf, LockfileError>, state: &Path, input: String) -> Memo {
-    let parsed = found.and_then(|path| {
-        let kind = crate::lockfile::LOCKFILE_NAMES
-            .iter()
-            .find(|(name, _)| path.file_name().is_some_and(|f| f == *name))
-            .map(|&(_, kind)| kind)
-            .expect("find_lockfile returns a known name");
-        Lockfile::parse_file(&ws.root, kind, &path)
-    });
+fn compute(ws: &Workspace, found: Result<(LockfileKind, PathBuf), LockfileError>, state: &Path, input: String) -> Memo {
+    let parsed = found.and_then(|(kind, path)| Lockfile::parse_file(&ws.root, kind, &path));
     match parsed {
         Ok(lockfile) => {
             let mut parts = BTreeMap::new();

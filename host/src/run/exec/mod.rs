@@ -160,6 +160,8 @@ pub struct Executors {
 
 impl Executors {
     pub fn new(ws: &Workspace) -> Executors {
+        let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let allowed = vars.iter().filter(|(k, _)| k.to_str().is_some_and(env::allowlisted)).cloned().collect();
         Executors {
             root: ws.root.clone(),
             settings: ws.plugins.clone(),
@@ -169,8 +171,8 @@ impl Executors {
             env_mode: ws.env_mode,
             global_env: ws.global_env.clone(),
             global_pass_env: ws.global_pass_env.clone(),
-            vars: std::env::vars_os().collect(),
-            allowed: Arc::new(std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(env::allowlisted)).collect()),
+            vars,
+            allowed: Arc::new(allowed),
         }
     }
 

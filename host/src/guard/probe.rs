@@ -14,8 +14,7 @@ use nix::sys::signal::Signal;
 
 use super::groups::Groups;
 use super::ladder::{group_alive, signal_group};
-use super::link::own_group_and_register;
-use super::spawn::TaskCommand;
+use super::spawn::{TaskCommand, guarded_command};
 
 /// How often a running probe is checked for its exit or its deadline.
 const POLL: Duration = Duration::from_millis(5);
@@ -33,24 +32,7 @@ pub struct Probed {
 /// Runs `cmd` to its end or `limit`; with `clear_env`, its environment is
 /// exactly `cmd.env`, else vx's plus `cmd.env`.
 pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Duration) -> std::io::Result<Probed> {
-    #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
-    let mut command = std::process::Command::new(&cmd.program);
-    if clear_env {
-        command.env_clear();
-    }
-    command
-        .args(&cmd.args)
-        .current_dir(&cmd.cwd)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: the hook is async-signal-safe and allocates nothing.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        command.pre_exec(own_group_and_register(groups.registration_fd()));
-    }
-    let mut child = command.spawn()?;
+    let mut child = guarded_command(cmd, clear_env, groups).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let pgid = child.id() as i32;
     groups.register(pgid);
     let read_all = |pipe: Option<Box<dyn Read + Send>>| {

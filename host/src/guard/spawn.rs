@@ -43,25 +43,29 @@ pub fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<Tas
     spawn(cmd, groups, true)
 }
 
-fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
-    let (reader, writer) = std::io::pipe()?;
+/// `cmd` as a process of its own session and group, registered with the
+/// guard between fork and exec, stdin closed; its environment is exactly
+/// `cmd.env` with `clear_env`, else vx's plus `cmd.env`. Tasks and probes
+/// both start from it and only choose where their output goes.
+pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Groups) -> std::process::Command {
     #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
-    let mut command = tokio::process::Command::new(&cmd.program);
+    let mut command = std::process::Command::new(&cmd.program);
     if clear_env {
         command.env_clear();
     }
-    command
-        .args(&cmd.args)
-        .current_dir(&cmd.cwd)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .kill_on_drop(false);
+    command.args(&cmd.args).current_dir(&cmd.cwd).envs(cmd.env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
     // SAFETY: the hook is async-signal-safe and allocates nothing.
     unsafe {
+        use std::os::unix::process::CommandExt;
         command.pre_exec(own_group_and_register(groups.registration_fd()));
     }
+    command
+}
+
+fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
+    let (reader, writer) = std::io::pipe()?;
+    let mut command = tokio::process::Command::from(guarded_command(cmd, clear_env, groups));
+    command.stdout(writer.try_clone()?).stderr(writer).kill_on_drop(false);
     let child = command.spawn()?;
     // The command holds the write ends; dropping it leaves the child (and
     // whatever it starts) as the only writers, so EOF means they are gone.

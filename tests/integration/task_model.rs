@@ -289,3 +289,24 @@ fn an_uncached_task_with_outputs_has_them_cleared_too() {
     assert!(!env.root().join("packages/api/dist/stale.js").exists(), "outputs hold only what this run made");
     assert_eq!(env.read("packages/api/dist/app.js"), "new\n");
 }
+
+/// The `--affected` ids that `--dry=json` plans.
+fn affected_ids(env: &TestEnv) -> Vec<String> {
+    let dry = ok(env, &["run", "build", "--affected", "--dry=json"]);
+    let plan: Value = serde_json::from_str(&dry.stdout).expect("JSON");
+    plan["tasks"].as_array().expect("tasks").iter().map(|t| t["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn affected_counts_a_projects_own_config_the_root_config_and_the_lockfile() {
+    let env = anchored_workspace();
+    env.write("packages/api/vx.toml", &format!("{}# edited\n", env.read("packages/api/vx.toml")));
+    assert_eq!(affected_ids(&env), ["api#build"], "its own vx.toml, whatever its inputs");
+    for (file, contents) in
+        [("vx.toml", "[workspace]\nprojects = [\"packages/*\"]\n# edited\n"), ("package-lock.json", "{}")]
+    {
+        let env = anchored_workspace();
+        env.write(file, contents);
+        assert_eq!(affected_ids(&env), ["api#build", "web#build"], "{file} affects every task");
+    }
+}

@@ -54,22 +54,10 @@ mod tests {
     fn task(inputs: Option<&[&str]>, outputs: &[&str]) -> Task {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         Task {
-            name: "build".into(),
-            command: Command::Shell("true".into()),
-            depends_on: vec![],
             inputs: inputs.map(strings),
             outputs: strings(outputs),
-            env: vec![],
-            pass_env: vec![],
-            runtime: vec![],
-            timeout: None,
             cache: true,
-            persistent: false,
-            ready: None,
-            ready_timeout: None,
-            executor: "local".into(),
-            origin: TaskOrigin::Config,
-            retries: 0,
+            ..Task::plain("build", Command::Shell("true".into()), TaskOrigin::Config)
         }
     }
 

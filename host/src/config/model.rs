@@ -201,6 +201,30 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task that only runs `command`: no inputs declared (every file),
+    /// no outputs, env lists, timeout, retries or readiness, uncached, on
+    /// the local executor. The defaults a script and a group start from.
+    pub fn plain(name: &str, command: Command, origin: TaskOrigin) -> Task {
+        Task {
+            name: name.to_string(),
+            command,
+            depends_on: Vec::new(),
+            inputs: None,
+            outputs: Vec::new(),
+            env: Vec::new(),
+            pass_env: Vec::new(),
+            runtime: Vec::new(),
+            timeout: None,
+            cache: false,
+            persistent: false,
+            ready: None,
+            ready_timeout: None,
+            executor: "local".to_string(),
+            origin,
+            retries: 0,
+        }
+    }
+
     /// A group task: nothing to run, only dependencies to wait for.
     pub fn is_group(&self) -> bool {
         self.origin == TaskOrigin::Group

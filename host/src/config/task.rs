@@ -63,22 +63,8 @@ pub fn project_tasks(
 /// after the same script in the project's dependencies, as `pnpm -r run`.
 fn script_task(name: &str, script: &str) -> Task {
     Task {
-        name: name.to_string(),
-        command: Command::Shell(script.to_string()),
         depends_on: vec![TaskRef::Upstream(name.to_string())],
-        inputs: None,
-        outputs: Vec::new(),
-        env: Vec::new(),
-        pass_env: Vec::new(),
-        runtime: Vec::new(),
-        timeout: None,
-        cache: false,
-        persistent: false,
-        ready: None,
-        ready_timeout: None,
-        executor: "local".to_string(),
-        origin: TaskOrigin::Script,
-        retries: 0,
+        ..Task::plain(name, Command::Shell(script.to_string()), TaskOrigin::Script)
     }
 }
 
@@ -192,24 +178,12 @@ fn group_task(
     let depends_on =
         raw.depends_on.iter().flatten().map(|r| parse_task_ref(me, r, source, ctx)).collect::<Result<_, _>>()?;
     Ok(Task {
-        name,
-        command: Command::Shell(String::new()),
         depends_on,
         // No files: a group's key is its dependencies' keys (and the
         // workspace-wide parts), so a dependent's key still moves with them.
         inputs: Some(Vec::new()),
-        outputs: Vec::new(),
         env,
-        pass_env: Vec::new(),
-        runtime: Vec::new(),
-        timeout: None,
-        cache: false,
-        persistent: false,
-        ready: None,
-        ready_timeout: None,
-        executor: "local".to_string(),
-        origin: TaskOrigin::Group,
-        retries: 0,
+        ..Task::plain(&name, Command::Shell(String::new()), TaskOrigin::Group)
     })
 }
 

@@ -787,8 +787,13 @@ fn corrupt_entry_holding_another_key() {
 /// validly hashed, and checks it is refused: a warning, nothing written
 /// outside the project, the task runs and a good entry replaces it.
 fn hostile_case(members: &[(&str, Option<&str>, &[u8])], planted: &[&str]) {
+    hostile_case_with("outputs = [\"dist/**\"]", members, planted);
+}
+
+/// [`hostile_case`] for a task whose outputs are `outputs`.
+fn hostile_case_with(outputs: &str, members: &[(&str, Option<&str>, &[u8])], planted: &[&str]) {
     let env = TestEnv::new();
-    app(&env, "mkdir -p dist && cp src/a.txt dist/out.txt", "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]");
+    app(&env, "mkdir -p dist && cp src/a.txt dist/out.txt", &format!("inputs = [\"src/**\"]\n{outputs}"));
     env.write("packages/app/src/a.txt", "good");
     ok(&env, &["run", "build"]);
     env.clear_log();
@@ -844,6 +849,19 @@ fn hostile_case(members: &[(&str, Option<&str>, &[u8])], planted: &[&str]) {
 }
 
 #[test]
+fn a_root_anchored_member_is_judged_from_the_workspace_root() {
+    // `.vx-root/gen/app/l` is the workspace's `gen/app/l`: from there
+    // `../../../escape` is the test's own temporary directory (which the
+    // test watches), outside the workspace, though judged from the project
+    // the same member name would have stayed inside it.
+    hostile_case_with(
+        "outputs = [\"dist/**\", \"/gen/app/**\"]",
+        &[(".vx-root/gen/app/l", Some("../../../escape"), b""), (".vx-root/gen/app/l/pwned.txt", None, b"pwned")],
+        &[],
+    );
+}
+
+#[test]
 fn archive_path_with_dotdot_is_refused() {
     // The project is ws/packages/app: three levels up is the test's own
     // temporary directory, which the test watches.
@@ -878,16 +896,18 @@ fn archive_with_an_absolute_link_is_refused() {
 
 #[test]
 fn outputs_declared_outside_the_project_are_a_config_error() {
-    for outputs in ["\"../x/**\"", "\"dist/../../x\"", "\"/outside/**\""] {
+    let cases = [
+        ("\"../x/**\"", "leaves the project"),
+        ("\"dist/../../x\"", "leaves the project"),
+        ("\"/../outside/**\"", "leaves the workspace"),
+        ("\"/**/*.js\"", "has no fixed directory"),
+        ("\"/.git/**\"", "which vx never owns"),
+    ];
+    for (outputs, why) in cases {
         let env = TestEnv::new();
         app(&env, "true", &format!("outputs = [{outputs}]"));
         let out = env.vx(&["run", "build"]);
         out.assert_code(2);
-        let why = if outputs.starts_with("\"/") {
-            "is root-anchored, which only inputs may be"
-        } else {
-            "leaves the project"
-        };
         assert!(out.stderr.contains(why), "outputs = [{outputs}]\n{out}");
         assert_eq!(ran(&env), Vec::<String>::new(), "nothing runs\n{out}");
         assert!(entry_files(&store(&env)).is_empty());

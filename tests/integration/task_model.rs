@@ -1,7 +1,7 @@
 //! The task model's key material and selection, with real files and
 //! processes: lockfiles written by the real package managers (the fixtures
 //! of `host/src/lockfile/fixtures`), `package.json` in normal form,
-//! root-anchored inputs, outputs removed before a run, arguments after
+//! root-anchored inputs and outputs, outputs removed before a run, arguments after
 //! `--`, and `--affected` by inputs.
 
 use std::path::{Path, PathBuf};
@@ -236,6 +236,69 @@ fn outputs_are_removed_before_the_task_runs_so_no_stale_file_is_cached() {
     assert!(ran(&env, &["run", "web#build"]).is_empty(), "a hit");
     assert!(!dist.join("stale.js").exists(), "a restore leaves no stale file");
     assert_eq!(env.read("packages/web/dist/app.js"), "new\n");
+}
+
+/// `api`'s build generates the workspace's `gen/api/client.ts` (a
+/// root-anchored output) and reads `gen/shared/**`; `web`'s reads what it made.
+fn generated_workspace() -> TestEnv {
+    let env = TestEnv::new();
+    env.write("vx.toml", "[workspace]\nprojects = [\"packages/*\"]\n");
+    let gen_api = format!("{} && mkdir -p ../../gen/api && cat src/index.ts > ../../gen/api/client.ts", log("api"));
+    env.write(
+        "packages/api/vx.toml",
+        &task("build", &gen_api, "inputs = [\"src/**\", \"/gen/shared/**\"]\noutputs = [\"/gen/api/**\"]\n"),
+    );
+    env.write(
+        "packages/web/vx.toml",
+        &task("build", &log("web"), "inputs = [\"src/**\", \"/gen/api/**\"]\ndepends-on = [\"api#build\"]\n"),
+    );
+    for p in ["web", "api"] {
+        env.write(&format!("packages/{p}/src/index.ts"), p);
+    }
+    env.write("gen/shared/types.ts", "shared");
+    env
+}
+
+#[test]
+fn a_root_anchored_output_is_cleared_cached_and_restored_at_the_root() {
+    let env = generated_workspace();
+    env.write("gen/api/stale.ts", "left by an older build");
+    assert_eq!(ran(&env, &["run", "build"]), ["api", "web"]);
+    assert!(!env.root().join("gen/api/stale.ts").exists(), "cleared before the task ran");
+    assert_eq!(env.read("gen/api/client.ts"), "api");
+    assert_eq!(env.read("gen/shared/types.ts"), "shared", "not an output");
+    std::fs::remove_dir_all(env.root().join("gen/api")).expect("remove gen/api");
+    assert!(ran(&env, &["run", "build"]).is_empty(), "both hit");
+    assert_eq!(env.read("gen/api/client.ts"), "api", "restored under the workspace root");
+    assert!(!env.root().join("packages/api/.vx-root").exists(), "nothing restored into the project");
+    // With inputs that take all of `gen/`, its own output is still not
+    // its input: a hand edit there leaves api's key as it was.
+    let toml = env.read("packages/api/vx.toml").replace("/gen/shared/**", "/gen/**");
+    env.write("packages/api/vx.toml", &toml);
+    let run = ran(&env, &["run", "build"]);
+    assert!(run.is_empty(), "the same input files, since gen/api/ is its output: {run:?}");
+    env.write("gen/api/client.ts", "edited by hand");
+    let dry = ok(&env, &["run", "build", "--dry=json"]);
+    let plan: Value = serde_json::from_str(&dry.stdout).expect("JSON");
+    let status = |id: &str| {
+        plan["tasks"].as_array().expect("tasks").iter().find(|t| t["id"] == id).expect("planned")["cache_status"]
+            .clone()
+    };
+    assert_eq!(status("api#build"), "hit-local", "an output of api is not its input\n{dry}");
+    assert_eq!(status("web#build"), "miss", "but it is web's\n{dry}");
+    let run = ran(&env, &["run", "build"]);
+    assert!(run.is_empty(), "api hits and puts its output back before web is keyed: {run:?}");
+    assert_eq!(env.read("gen/api/client.ts"), "api");
+}
+
+#[test]
+fn a_project_file_under_the_reserved_name_is_not_cached_with_root_outputs() {
+    let env = generated_workspace();
+    let build = format!("{} && mkdir -p .vx-root ../../gen/api && echo x > .vx-root/x", log("api"));
+    env.write("packages/api/vx.toml", &task("build", &build, "outputs = [\".vx-root/**\", \"/gen/api/**\"]\n"));
+    let out = ok(&env, &["run", "api#build"]);
+    assert!(out.stdout.contains("not cached") && out.stdout.contains("`.vx-root/`"), "{out}");
+    assert_eq!(ran(&env, &["run", "api#build"]), ["api"], "nothing was stored");
 }
 
 #[test]

@@ -295,6 +295,34 @@ fn a_task_writing_its_own_outputs_never_loops() {
     stop(&env, vx, &[]);
 }
 
+#[test]
+fn a_root_anchored_output_never_starts_a_cycle() {
+    let env = TestEnv::new();
+    // `a` writes the workspace's `gen/a/` (a root-anchored output); `b`
+    // reads all of `gen/`, so a change there that was not ignored would
+    // run `b` again.
+    let stamping = task(
+        "build",
+        &format!("{}; mkdir -p ../../gen/a; date +%s%N > ../../gen/a/stamp.txt", log("a#build")),
+        "outputs = [\"/gen/a/**\"]\ncache = false",
+    );
+    project(&env, "a", &[], &[stamping]);
+    env.write("packages/a/src/x.txt", "1\n");
+    let reading = task("build", &log("b#build"), "inputs = [\"src/**\", \"/gen/**\"]\ncache = false");
+    project(&env, "b", &[], &[reading]);
+    env.write("packages/b/src/x.txt", "1\n");
+    let vx = watch(&env, &["build"], &[]);
+
+    env.write("packages/a/src/x.txt", "2\n");
+    wait_settled(&vx, 2);
+    env.write("packages/b/src/x.txt", "2\n");
+    wait_settled(&vx, 3);
+    assert_changes(&vx, &[("packages/a/src/x.txt", 1), ("packages/b/src/x.txt", 1)]);
+    assert_eq!(count(&env, "a#build"), 2, "{}", vx.output_so_far());
+    assert_eq!(count(&env, "b#build"), 2, "the first run and its own edit only\n{}", vx.output_so_far());
+    stop(&env, vx, &[]);
+}
+
 // ---------------------------------------------------------------------------
 // Servers
 // ---------------------------------------------------------------------------

@@ -44,27 +44,57 @@ impl InputGlobs {
     }
 }
 
+/// A task's `outputs`, split likewise. Root-anchored outputs are written
+/// where they lie in the workspace (`/dist/shared/**`), archived under
+/// [`super::archive::ROOT_MEMBERS`] and restored there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OutputGlobs {
+    pub project: Vec<String>,
+    /// Workspace-relative patterns (the leading `/` taken off; `!` kept).
+    pub anchored: Vec<String>,
+}
+
+impl OutputGlobs {
+    pub fn split(outputs: &[String]) -> OutputGlobs {
+        let globs = InputGlobs::split(Some(outputs));
+        OutputGlobs { project: globs.project.unwrap_or_default(), anchored: globs.anchored }
+    }
+
+    /// Whether any pattern is root-anchored.
+    pub fn has_anchored(&self) -> bool {
+        self.anchored.iter().any(|p| !p.starts_with('!'))
+    }
+}
+
 /// Compiled [`InputGlobs`] of one task, its outputs excluded, for asking
 /// whether a changed file is one of its inputs.
 #[derive(Debug)]
 pub struct InputMatcher {
     project: GlobFilter,
     anchored: Option<GlobFilter>,
+    /// Root-anchored outputs, which are never inputs either.
+    anchored_outputs: Option<GlobFilter>,
 }
 
 impl InputMatcher {
-    /// `outputs` are project-relative and never inputs.
+    /// `outputs` (project-relative or root-anchored) are never inputs.
     pub fn new(inputs: Option<&[String]>, outputs: &[String]) -> Result<InputMatcher, GlobError> {
         let globs = InputGlobs::split(inputs);
-        let project = GlobFilter::new(globs.project.as_deref(), outputs)?;
+        let outputs = OutputGlobs::split(outputs);
+        let project = GlobFilter::new(globs.project.as_deref(), &outputs.project)?;
         let anchored = globs.has_anchored().then(|| GlobFilter::new(Some(&globs.anchored), &[])).transpose()?;
-        Ok(InputMatcher { project, anchored })
+        let anchored_outputs =
+            outputs.has_anchored().then(|| GlobFilter::new(Some(&outputs.anchored), &[])).transpose()?;
+        Ok(InputMatcher { project, anchored, anchored_outputs })
     }
 
     /// Whether a file is an input: `in_project` is its path relative to
     /// the task's project when the project owns it (the deepest project
     /// containing it), `in_root` its path relative to the workspace root.
     pub fn matches(&self, in_project: Option<&str>, in_root: &str) -> bool {
+        if self.anchored_outputs.as_ref().is_some_and(|o| o.matches(in_root)) {
+            return false;
+        }
         in_project.is_some_and(|r| self.project.matches(r))
             || self.anchored.as_ref().is_some_and(|a| a.matches(in_root))
     }
@@ -100,5 +130,16 @@ mod tests {
         assert!(all.matches(Some("README.md"), "packages/web/README.md"));
         assert!(!all.matches(Some("dist/a.js"), "packages/web/dist/a.js"));
         assert!(!all.matches(None, "tsconfig.base.json"));
+    }
+
+    #[test]
+    fn a_root_anchored_output_is_never_an_input() {
+        let outputs = strings(&["dist/**", "/gen/web/**"]);
+        let m = InputMatcher::new(Some(&strings(&["src/**", "/gen/**"])), &outputs).unwrap();
+        assert!(m.matches(None, "gen/shared/types.ts"));
+        assert!(!m.matches(None, "gen/web/api.ts"), "written by the task itself");
+        let split = OutputGlobs::split(&outputs);
+        assert_eq!(split.project, strings(&["dist/**"]));
+        assert_eq!(split.anchored, strings(&["gen/web/**"]));
     }
 }

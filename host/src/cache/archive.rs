@@ -8,6 +8,14 @@
 //! on disk changes; then stale files matching the output globs are removed
 //! and the archive is written out. When the files on disk already match
 //! the entry, nothing is written at all.
+//!
+//! A task's root-anchored outputs (`outputs = ["/gen/web/**"]`) live
+//! outside its project. Their members are named under [`ROOT_MEMBERS`]
+//! (tar refuses absolute names, and a name outside the project would be
+//! refused on restore) and are restored relative to the workspace root,
+//! with the same checks judged from the root. The prefix means the root
+//! only for a task that declares root-anchored outputs; for any other it
+//! is an ordinary directory of the project, as it always was.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -18,6 +26,51 @@ use super::entry::OutputFile;
 use super::hasher::{FileHasher, FileStat};
 use super::inputs::{FileRef, GlobFilter, list_files};
 use crate::paths::{PathError, check_link, check_no_link_on_the_way, check_relative};
+
+/// The directory under which an archive names a task's root-anchored
+/// outputs: `.vx-root/gen/web/api.ts` is the workspace's `gen/web/api.ts`.
+pub const ROOT_MEMBERS: &str = ".vx-root";
+
+/// Where a task's outputs lie: globs over its project, and root-anchored
+/// globs over the workspace root.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputDirs<'a> {
+    pub project: &'a Path,
+    pub globs: &'a GlobFilter,
+    pub root: Option<(&'a Path, &'a GlobFilter)>,
+}
+
+impl OutputDirs<'_> {
+    /// The files the outputs match now, root-anchored ones named under
+    /// [`ROOT_MEMBERS`]. A project file under that name would be read back
+    /// as a root file, so a task with root-anchored outputs may not have one.
+    fn list(&self) -> Result<Vec<FileRef>, ArchiveError> {
+        let mut files = list_files(self.project, self.globs, None, &[]);
+        if let Some((root, globs)) = self.root {
+            if let Some(f) = files.iter().find(|f| root_member(&f.rel).is_some()) {
+                return Err(ArchiveError::Reserved(f.rel.clone()));
+            }
+            files.extend(list_files(root, globs, None, &[]).into_iter().map(|mut f| {
+                f.rel = format!("{ROOT_MEMBERS}/{}", f.rel);
+                f
+            }));
+        }
+        Ok(files)
+    }
+
+    /// The directory a member is written under and its path there.
+    fn locate<'m>(&self, member: &'m str) -> (&Path, &'m str) {
+        match (self.root, root_member(member)) {
+            (Some((root, _)), Some(inner)) => (root, inner),
+            _ => (self.project, member),
+        }
+    }
+}
+
+/// The workspace-relative path of a member named under [`ROOT_MEMBERS`].
+fn root_member(member: &str) -> Option<&str> {
+    member.strip_prefix(ROOT_MEMBERS)?.strip_prefix('/')
+}
 
 /// Why an archive could not be made or restored.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +89,11 @@ pub enum ArchiveError {
     Unsupported { path: String, kind: tar::EntryType },
     #[error("could not remove stale output {path}: {source}")]
     RemoveStale { path: String, source: std::io::Error },
+    /// A project output under the name root-anchored outputs are archived as.
+    #[error(
+        "the output {0} is under `{ROOT_MEMBERS}/`, the name vx archives root-anchored outputs under: rename that directory"
+    )]
+    Reserved(String),
     /// A member that would land outside the project.
     #[error(transparent)]
     Refused(#[from] PathError),
@@ -54,13 +112,9 @@ pub enum Restored {
     AlreadyThere,
 }
 
-/// Packs the files under `project` that match `outputs`.
-pub fn pack(
-    project: &Path,
-    outputs: &GlobFilter,
-    hasher: &FileHasher,
-) -> Result<(Vec<u8>, Vec<OutputFile>), ArchiveError> {
-    let files = list_files(project, outputs, None, &[]);
+/// Packs the files the outputs match.
+pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<OutputFile>), ArchiveError> {
+    let files = dirs.list()?;
     let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(ArchiveError::Encode)?;
     let mut tar = tar::Builder::new(encoder);
     let mut listed = Vec::with_capacity(files.len());
@@ -76,7 +130,7 @@ pub fn pack(
         let link = if stat.is_symlink() {
             let target = std::fs::read_link(&f.abs).map_err(at(&f.rel))?;
             let target = target.to_string_lossy().into_owned();
-            check_link(&f.rel, &target)?;
+            check_link(link_base(&f.rel), &target)?;
             header.set_entry_type(tar::EntryType::Symlink);
             header.set_size(0);
             tar.append_link(&mut header, &f.rel, &target).map_err(at(&f.rel))?;
@@ -102,27 +156,28 @@ pub enum Member {
     Link(String),
 }
 
-/// Restores `archive` (listing `expected`) into `project`.
+/// Restores `archive` (listing `expected`) where the outputs lie.
 pub fn unpack(
-    project: &Path,
-    outputs: &GlobFilter,
+    dirs: OutputDirs<'_>,
     archive: &[u8],
     expected: &[OutputFile],
     hasher: &FileHasher,
 ) -> Result<Restored, ArchiveError> {
-    let on_disk = list_files(project, outputs, None, &[]);
+    let on_disk = dirs.list()?;
     if already_there(&on_disk, expected, hasher) {
         return Ok(Restored::AlreadyThere);
     }
     let members = read_members(archive)?;
     for rel in members.keys() {
-        check_no_link_on_the_way(project, rel)?;
+        let (base, inner) = dirs.locate(rel);
+        check_no_link_on_the_way(base, inner)?;
     }
     for f in &on_disk {
         std::fs::remove_file(&f.abs).map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?;
     }
     for (rel, member) in members {
-        let dest = project.join(&rel);
+        let (base, inner) = dirs.locate(&rel);
+        let dest = base.join(inner);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent).map_err(at(&rel))?;
         }
@@ -137,6 +192,14 @@ pub fn unpack(
         }
     }
     Ok(Restored::Written)
+}
+
+/// The path a link's target is judged from: a member under
+/// [`ROOT_MEMBERS`] stands that much higher (at the workspace root), so
+/// its target is judged from there. For a member that is an ordinary
+/// project file this is only stricter.
+fn link_base(member: &str) -> &str {
+    root_member(member).unwrap_or(member)
 }
 
 /// The `lstat` the walk took, or a fresh one.
@@ -180,7 +243,7 @@ pub fn pack_members(members: &BTreeMap<String, Member>) -> Result<Vec<u8>, Archi
                 tar.append_data(&mut header, rel, data.as_slice()).map_err(at(rel))?;
             }
             Member::Link(target) => {
-                check_link(rel, target)?;
+                check_link(link_base(rel), target)?;
                 header.set_mode(0o777);
                 header.set_size(0);
                 header.set_entry_type(tar::EntryType::Symlink);
@@ -215,7 +278,7 @@ pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, ArchiveE
                     .ok_or_else(|| ArchiveError::NoLinkTarget(path.clone()))?
                     .to_string_lossy()
                     .into_owned();
-                check_link(&path, &target)?;
+                check_link(link_base(&path), &target)?;
                 Member::Link(target)
             }
             other => return Err(ArchiveError::Unsupported { path, kind: other }),

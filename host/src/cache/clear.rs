@@ -8,9 +8,14 @@
 //! One exception keeps this from destroying work: a file that the task's
 //! declared `inputs` also match is the task's source, edited in place (a
 //! formatter declaring `src/**` both ways), and is left alone.
+//!
+//! Root-anchored outputs (`/gen/web/**`) are cleared where they lie, under
+//! the workspace root; config refuses one without a fixed first directory,
+//! so this never walks the whole workspace.
 
 use std::path::{Path, PathBuf};
 
+use super::anchored::{InputMatcher, OutputGlobs};
 use super::inputs::{GlobError, GlobFilter, list_files};
 use crate::config::Task;
 
@@ -23,19 +28,43 @@ pub enum ClearError {
     Remove { path: String, source: std::io::Error },
 }
 
-/// Removes the files under `project_dir` that `task`'s outputs match
-/// (never entering `nested` project directories); returns how many.
-pub fn clear_outputs(project_dir: &Path, task: &Task, nested: &[PathBuf]) -> Result<usize, ClearError> {
+/// Removes the files that `task`'s outputs match: under `project_dir`
+/// (never entering `nested` project directories) and, for root-anchored
+/// outputs, under `root`. Returns how many.
+pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[PathBuf]) -> Result<usize, ClearError> {
     if task.outputs.is_empty() {
         return Ok(0);
     }
-    let outputs = GlobFilter::new(Some(&task.outputs), &[])?;
-    let sources = task.inputs.as_deref().map(|i| GlobFilter::new(Some(i), &[])).transpose()?;
-    let mut removed = 0;
-    for f in list_files(project_dir, &outputs, None, nested) {
-        if sources.as_ref().is_some_and(|s| s.matches(&f.rel)) {
-            continue;
+    let outputs = OutputGlobs::split(&task.outputs);
+    let sources = task.inputs.as_deref().map(|i| InputMatcher::new(Some(i), &[])).transpose()?;
+    let prefix = project_dir.strip_prefix(root).ok().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let in_root = |rel: &str| if prefix.is_empty() { rel.to_string() } else { format!("{prefix}/{rel}") };
+    let in_project = |rel: &str| -> Option<String> {
+        if prefix.is_empty() {
+            Some(rel.to_string())
+        } else {
+            rel.strip_prefix(&format!("{prefix}/")).map(str::to_string)
         }
+    };
+    let mut doomed = Vec::new();
+    let project = GlobFilter::new(Some(&outputs.project), &[])?;
+    for f in list_files(project_dir, &project, None, nested) {
+        let kept = sources.as_ref().is_some_and(|s| s.matches(Some(&f.rel), &in_root(&f.rel)));
+        if !kept {
+            doomed.push(f);
+        }
+    }
+    if outputs.has_anchored() {
+        let anchored = GlobFilter::new(Some(&outputs.anchored), &[])?;
+        for f in list_files(root, &anchored, None, &[]) {
+            let kept = sources.as_ref().is_some_and(|s| s.matches(in_project(&f.rel).as_deref(), &f.rel));
+            if !kept {
+                doomed.push(f);
+            }
+        }
+    }
+    let mut removed = 0;
+    for f in doomed {
         match std::fs::remove_file(&f.abs) {
             Ok(()) => removed += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -72,7 +101,7 @@ mod tests {
     #[test]
     fn removes_what_outputs_match_and_nothing_else() {
         let dir = tree("clear-outputs", &["dist/a.js", "dist/old/b.js", "src/a.ts", "README.md"]);
-        let removed = clear_outputs(dir.path(), &task(None, &["dist/**"]), &[]).unwrap();
+        let removed = clear_outputs(dir.path(), dir.path(), &task(None, &["dist/**"]), &[]).unwrap();
         assert_eq!(removed, 2);
         assert!(!dir.path().join("dist/a.js").exists());
         assert!(!dir.path().join("dist/old/b.js").exists());
@@ -83,9 +112,32 @@ mod tests {
     #[test]
     fn a_file_that_is_also_a_declared_input_is_kept() {
         let dir = tree("clear-keeps-inputs", &["src/a.ts", "src/gen/b.ts"]);
-        let removed = clear_outputs(dir.path(), &task(Some(&["src/a.ts"]), &["src/**"]), &[]).unwrap();
+        let removed = clear_outputs(dir.path(), dir.path(), &task(Some(&["src/a.ts"]), &["src/**"]), &[]).unwrap();
         assert_eq!(removed, 1, "src/gen/b.ts is an output only");
         assert!(dir.path().join("src/a.ts").exists());
         assert!(!dir.path().join("src/gen/b.ts").exists());
+    }
+
+    #[test]
+    fn root_anchored_outputs_are_cleared_under_the_root() {
+        let dir = tree(
+            "clear-anchored",
+            &[
+                "gen/web/api.ts",
+                "gen/web/keep.ts",
+                "gen/shared/types.ts",
+                "packages/web/dist/a.js",
+                "packages/web/src/a.ts",
+            ],
+        );
+        let project = dir.path().join("packages/web");
+        let t = task(Some(&["src/**", "/gen/web/keep.ts"]), &["dist/**", "/gen/web/**"]);
+        let removed = clear_outputs(dir.path(), &project, &t, &[]).unwrap();
+        assert_eq!(removed, 2, "dist/a.js and gen/web/api.ts");
+        assert!(!dir.path().join("gen/web/api.ts").exists());
+        assert!(!project.join("dist/a.js").exists());
+        assert!(dir.path().join("gen/web/keep.ts").exists(), "a declared input");
+        assert!(dir.path().join("gen/shared/types.ts").exists(), "not an output");
+        assert!(project.join("src/a.ts").exists());
     }
 }

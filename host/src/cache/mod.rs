@@ -12,7 +12,7 @@
 //! |------|------|
 //! | `hasher` | BLAKE3 of files, the stat index under `.vx/` |
 //! | `inputs` | which files are a task's inputs and outputs (globs, `.gitignore`) |
-//! | `anchored` | root-anchored (`/…`) input globs, split from project-relative ones |
+//! | `anchored` | root-anchored (`/…`) input and output globs, split from project-relative ones |
 //! | `key` | the key recipe and its manifest |
 //! | `entry` | the on-disk entry format and its verification |
 //! | `store` | the local store: atomic writes, verified reads, retention |
@@ -49,8 +49,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use anchored::{InputGlobs, InputMatcher, is_anchored};
-pub use archive::{ArchiveError, Member, Restored, pack_members, read_members};
+pub use anchored::{InputGlobs, InputMatcher, OutputGlobs, is_anchored};
+pub use archive::{ArchiveError, Member, ROOT_MEMBERS, Restored, pack_members, read_members};
 pub use backend::{Backend, BackendError};
 pub use clear::{ClearError, clear_outputs};
 pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
@@ -68,6 +68,7 @@ pub use store::{LocalStore, Lookup, StoreStats};
 
 use crate::config::{Task, Workspace};
 use crate::error::{Error, Result};
+use archive::OutputDirs;
 
 /// The cache as one invocation uses it.
 #[derive(Debug)]
@@ -260,7 +261,8 @@ impl Cache {
     /// [`Cache::input_files`] with the `lstat` the walk took of each.
     fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, CacheError> {
         let globs = InputGlobs::split(task.inputs.as_deref());
-        let filter = self.filter(globs.project.as_deref(), &task.outputs)?;
+        let outputs = OutputGlobs::split(&task.outputs);
+        let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
         let mut files = list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
@@ -276,6 +278,11 @@ impl Cache {
             files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
             files.sort();
             files.dedup_by(|a, b| a.rel == b.rel);
+        }
+        if outputs.has_anchored() {
+            // What the task writes is never what it reads, wherever it lies.
+            let written = self.filter(Some(&outputs.anchored), &[])?;
+            files.retain(|f| !written.matches(&f.rel));
         }
         Ok(files)
     }
@@ -415,13 +422,22 @@ impl Cache {
         }
     }
 
-    /// Restores a hit's outputs into the project.
-    pub fn restore(&self, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, CacheError> {
+    /// Restores a hit's outputs into the project (and, for root-anchored
+    /// outputs, the workspace).
+    pub fn restore(&self, root: &Path, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, CacheError> {
         if task.outputs.is_empty() && entry.header.outputs.is_empty() {
             return Ok(Restored::AlreadyThere);
         }
-        let outputs = self.filter(Some(&task.outputs), &[])?;
-        Ok(archive::unpack(project_dir, &outputs, &entry.archive, &entry.header.outputs, &self.hasher)?)
+        let (globs, anchored) = self.output_filters(task)?;
+        let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_deref().map(|a| (root, a)) };
+        Ok(archive::unpack(dirs, &entry.archive, &entry.header.outputs, &self.hasher)?)
+    }
+
+    /// A task's output filters: project-relative, and root-anchored if any.
+    fn output_filters(&self, task: &Task) -> Result<(Arc<GlobFilter>, Option<Arc<GlobFilter>>), GlobError> {
+        let outputs = OutputGlobs::split(&task.outputs);
+        let anchored = outputs.has_anchored().then(|| self.filter(Some(&outputs.anchored), &[])).transpose()?;
+        Ok((self.filter(Some(&outputs.project), &[])?, anchored))
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.
@@ -429,16 +445,18 @@ impl Cache {
         &self,
         key: &CacheKey,
         manifest: KeyManifest,
-        project_dir: &Path,
+        dirs: (&Path, &Path),
         task: &Task,
         log: &[u8],
         duration: Duration,
     ) -> Result<(), CacheError> {
+        let (root, project_dir) = dirs;
         let (archive, outputs) = if task.outputs.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            let filter = self.filter(Some(&task.outputs), &[])?;
-            archive::pack(project_dir, &filter, &self.hasher)?
+            let (globs, anchored) = self.output_filters(task)?;
+            let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_deref().map(|a| (root, a)) };
+            archive::pack(dirs, &self.hasher)?
         };
         let header = EntryHeader {
             key: key.clone(),

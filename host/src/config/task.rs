@@ -88,10 +88,10 @@ fn configured_task(
         None => Vec::new(),
     };
     for out in raw.outputs.iter().flatten() {
-        check_inside_project(out, source, "outputs")?;
+        check_output(out, source, ctx.root)?;
     }
     for input in raw.inputs.iter().flatten() {
-        check_anchored_input(input, source, ctx.root)?;
+        check_anchored(input, source, ctx.root, "inputs")?;
     }
     let env = env_list(source, &raw.env)?;
     let pass_env = env_list(source, &raw.pass_env)?;
@@ -289,39 +289,57 @@ fn parse_task_ref(
     Ok(TaskRef::Local(text.clone()))
 }
 
-fn check_inside_project(glob: &Spanned<String>, source: &Source, key: &str) -> Result<(), Diagnostic> {
+/// An output is project-relative, or root-anchored (`/…`) with a fixed
+/// first part: outputs are removed before a task runs, so `/**/*.js`
+/// (every such file of every project) or `/.git/**` is refused.
+fn check_output(glob: &Spanned<String>, source: &Source, root: &Path) -> Result<(), Diagnostic> {
     let g = glob.get_ref().trim_start_matches('!');
-    if g.starts_with('/') && !g[1..].split('/').any(|part| part == "..") {
-        // Inputs take `/…` (root-anchored); outputs do not: an entry's
-        // archive is restored into its task's project and nowhere else.
+    let Some(rel) = g.strip_prefix('/') else { return check_inside_project(glob, source) };
+    check_anchored(glob, source, root, "outputs")?;
+    let first = rel.split('/').next().unwrap_or_default();
+    if first.is_empty() || first.contains(['*', '?', '[', '{']) {
         return Err(source
-            .error(Some(glob.span()), format!("`{g}` in `{key}` is root-anchored, which only inputs may be"))
-            .with_hint("a task's outputs are archived and restored inside its project: write them there"));
+            .error(Some(glob.span()), format!("`{g}` in `outputs` has no fixed directory"))
+            .with_hint("a task's outputs are removed before it runs: name the directory, as in `/dist/shared/**`"));
     }
-    let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
-    if escapes {
+    if matches!(first, ".git" | ".vx" | "node_modules") {
         return Err(source
-            .error(Some(glob.span()), format!("`{g}` in `{key}` leaves the project"))
-            .with_hint(format!("{key} are relative to the project directory and may not use `..` or absolute paths")));
+            .error(Some(glob.span()), format!("`{g}` in `outputs` is inside `{first}`, which vx never owns"))
+            .with_hint("write outputs to a directory of the workspace's own"));
     }
     Ok(())
 }
 
-/// A root-anchored input (`/tsconfig.base.json`) is relative to the
-/// workspace root: it may not leave it with `..`, and one that spells the
-/// root's own absolute path is a path of this machine, which a key shared
-/// with other machines cannot use.
-fn check_anchored_input(glob: &Spanned<String>, source: &Source, root: &Path) -> Result<(), Diagnostic> {
+fn check_inside_project(glob: &Spanned<String>, source: &Source) -> Result<(), Diagnostic> {
+    let g = glob.get_ref().trim_start_matches('!');
+    let escapes = Path::new(g).is_absolute() || g.split('/').any(|part| part == "..");
+    if escapes {
+        return Err(source.error(Some(glob.span()), format!("`{g}` in `outputs` leaves the project")).with_hint(
+            "outputs are relative to the project, or to the workspace root when they start with `/`; \
+             neither may use `..`",
+        ));
+    }
+    Ok(())
+}
+
+/// A root-anchored input or output (`/tsconfig.base.json`) is relative to
+/// the workspace root: it may not leave it with `..`, and one that spells
+/// the root's own absolute path is a path of this machine, which a key
+/// shared with other machines cannot use.
+fn check_anchored(glob: &Spanned<String>, source: &Source, root: &Path, key: &str) -> Result<(), Diagnostic> {
     let g = glob.get_ref().trim_start_matches('!');
     let Some(rel) = g.strip_prefix('/') else { return Ok(()) };
     if rel.split('/').any(|part| part == "..") {
-        return Err(source
-            .error(Some(glob.span()), format!("`{g}` in `inputs` leaves the workspace"))
-            .with_hint("an input starting with `/` is relative to the workspace root and may not use `..`"));
+        return Err(source.error(Some(glob.span()), format!("`{g}` in `{key}` leaves the workspace")).with_hint(
+            format!("a path in `{key}` starting with `/` is relative to the workspace root and may not use `..`"),
+        ));
     }
     if let Ok(inside) = Path::new(g).strip_prefix(root) {
-        return Err(source.error(Some(glob.span()), format!("`{g}` in `inputs` is a path of this machine")).with_hint(
-            format!("an input starting with `/` is relative to the workspace root: write `/{}`", inside.display()),
+        return Err(source.error(Some(glob.span()), format!("`{g}` in `{key}` is a path of this machine")).with_hint(
+            format!(
+                "a path in `{key}` starting with `/` is relative to the workspace root: write `/{}`",
+                inside.display()
+            ),
         ));
     }
     Ok(())

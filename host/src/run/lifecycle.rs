@@ -57,7 +57,8 @@ pub struct Job {
     pub group: bool,
     /// The project directory and task whose declared outputs are removed
     /// before it executes (`cache::clear_outputs`); `None` without outputs.
-    pub outputs: Option<(std::path::PathBuf, Task)>,
+    /// The workspace root and the project directory come with it.
+    pub outputs: Option<(std::path::PathBuf, std::path::PathBuf, Task)>,
 }
 
 impl Shared<'_> {
@@ -77,13 +78,17 @@ impl Shared<'_> {
         let project = &self.ws.projects[n.project];
         let task = self.task(node);
         let executor_name = self.executor_of(task);
+        // Each dependency's outputs as (directory, globs over it): its
+        // project's, and its root-anchored ones over the workspace root.
         let dep_outputs = || {
             graph.deps[node]
                 .iter()
-                .map(|&d| {
+                .flat_map(|&d| {
                     let dn = &graph.nodes[d];
                     let p = &self.ws.projects[dn.project];
-                    (p.dir.clone(), p.tasks[&dn.id.task].outputs.clone())
+                    let outputs = crate::cache::OutputGlobs::split(&p.tasks[&dn.id.task].outputs);
+                    let anchored = outputs.has_anchored().then(|| (self.ws.root.clone(), outputs.anchored));
+                    std::iter::once((p.dir.clone(), outputs.project)).chain(anchored)
                 })
                 .collect()
         };
@@ -124,7 +129,7 @@ impl Shared<'_> {
             key: None,
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
-        let outputs = (!task.outputs.is_empty()).then(|| (project.dir.clone(), task.clone()));
+        let outputs = (!task.outputs.is_empty()).then(|| (self.ws.root.clone(), project.dir.clone(), task.clone()));
         Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
     }
 
@@ -287,8 +292,8 @@ impl Job {
     /// not be removed, so this run's outputs are not stored: they might
     /// hold a stale file.
     async fn clear_outputs(&self) -> bool {
-        let Some((dir, task)) = self.outputs.clone() else { return true };
-        let cleared = tokio::task::spawn_blocking(move || crate::cache::clear_outputs(&dir, &task, &[])).await;
+        let Some((root, dir, task)) = self.outputs.clone() else { return true };
+        let cleared = tokio::task::spawn_blocking(move || crate::cache::clear_outputs(&root, &dir, &task, &[])).await;
         match cleared {
             Ok(Ok(_)) => true,
             Ok(Err(why)) => {

@@ -65,10 +65,10 @@ impl CacheJob {
     /// Looks the key up and restores a hit, emitting `CacheHit`. A corrupt
     /// entry or a refused restore is a warning and a miss.
     pub async fn try_hit(&self, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
-        let (cache, dir, task, key_owned) =
-            (self.cache.clone(), self.project_dir.clone(), self.task.clone(), key.clone());
+        let (cache, root, dir, task, key_owned) =
+            (self.cache.clone(), self.root.clone(), self.project_dir.clone(), self.task.clone(), key.clone());
         let found = tokio::task::spawn_blocking(move || match cache.lookup_tiers(&key_owned) {
-            (Lookup::Hit(entry), remote) => match cache.restore(&dir, &task, &entry) {
+            (Lookup::Hit(entry), remote) => match cache.restore(&root, &dir, &task, &entry) {
                 Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
                 Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
             },
@@ -106,8 +106,10 @@ impl CacheJob {
         if !self.cache.writes() {
             return;
         }
-        let (cache, dir, task) = (self.cache.clone(), self.project_dir.clone(), self.task.clone());
-        let saved = tokio::task::spawn_blocking(move || cache.save(&key, manifest, &dir, &task, &log, duration)).await;
+        let (cache, root, dir, task) =
+            (self.cache.clone(), self.root.clone(), self.project_dir.clone(), self.task.clone());
+        let saved =
+            tokio::task::spawn_blocking(move || cache.save(&key, manifest, (&root, &dir), &task, &log, duration)).await;
         if let Ok(Err(why)) = saved {
             events.note(id, &format!("not cached: {why}"));
         }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::cache::{GlobFilter, InputMatcher};
+use crate::cache::{GlobFilter, InputMatcher, OutputGlobs};
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
 
@@ -60,15 +60,18 @@ impl ChangeFilter {
     pub fn new(ws: &Workspace, cache_dir: &Path) -> ChangeFilter {
         let mut gitignores: Vec<(PathBuf, Gitignore)> = gitignore_at(&ws.root).into_iter().collect();
         gitignores.extend(ws.projects.iter().filter(|p| p.dir != ws.root).filter_map(|p| gitignore_at(&p.dir)));
-        let outputs = ws
+        let union = |globs: Vec<String>| (!globs.is_empty()).then(|| GlobFilter::new(Some(&globs), &[]).ok()).flatten();
+        let split = |p: &crate::config::Project| -> Vec<OutputGlobs> {
+            p.tasks.values().map(|t| OutputGlobs::split(&t.outputs)).collect()
+        };
+        let mut outputs: Vec<(PathBuf, Option<GlobFilter>)> = ws
             .projects
             .iter()
-            .map(|p| {
-                let globs: Vec<String> = p.tasks.values().flat_map(|t| t.outputs.iter().cloned()).collect();
-                let filter = (!globs.is_empty()).then(|| GlobFilter::new(Some(&globs), &[]).ok()).flatten();
-                (p.dir.clone(), filter)
-            })
+            .map(|p| (p.dir.clone(), union(split(p).into_iter().flat_map(|o| o.project).collect())))
             .collect();
+        // Root-anchored outputs, wherever in the workspace they lie.
+        let anchored: Vec<String> = ws.projects.iter().flat_map(split).flat_map(|o| o.anchored).collect();
+        outputs.push((ws.root.clone(), union(anchored)));
         ChangeFilter { root: ws.root.clone(), cache_dir: cache_dir.to_path_buf(), gitignores, outputs }
     }
 

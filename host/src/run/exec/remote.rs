@@ -96,6 +96,13 @@ impl RemoteConnection {
         if task.persistent {
             return Err("a persistent task cannot run through executor `remote`; vx keeps servers local".into());
         }
+        if crate::cache::OutputGlobs::split(&task.outputs).has_anchored() {
+            // REAPI names outputs relative to the action's working directory
+            // (the project), and `..` is not a path it allows.
+            return Err("a task with root-anchored outputs (`/…`) cannot run through executor `remote`; \
+                        write its outputs inside its project"
+                .into());
+        }
         output_paths(&task.outputs).map_err(|e| e.to_string())?;
         let cache = cache.cloned().ok_or("remote execution needs the workspace's cache to list inputs")?;
         let client = self.client()?;

@@ -145,6 +145,8 @@ fn the_env_mode_is_part_of_the_key() {
     assert_eq!(ran(&env), 1, "a loose task sees more than its key names, so it is keyed apart");
     let why = run(&env, &["why", "app#build"], &[]);
     assert!(why.stdout.lines().any(|l| l.trim() == "env-mode changed: loose → strict"), "{why}");
+    let why = run(&env, &["why", "app#build", "--env-mode", "loose"], &[]);
+    assert!(why.stdout.contains("key unchanged since its last run"), "keyed as the loose run was\n{why}");
 }
 
 #[test]

@@ -86,6 +86,9 @@ fn the_executor_plugin_its_config_and_executor_flag_are_in_the_key_dry_and_run_a
     out.assert_success();
     assert_eq!(out.summary().cached, 0, "another executor is another key\n{out}");
     assert_eq!(dry_key(&env, &["--executor", "local"]), (local, "hit-local".to_string()));
+    let why = env.vx(&["why", "app#build", "--executor", "local"]);
+    why.assert_success();
+    assert!(why.stdout.contains("key unchanged since its last run"), "vx why keys it as the run did\n{why}");
 
     let toml = env.read("vx.toml");
     env.write("vx.toml", &toml.replace("[plugins.ex.config]\n", "[plugins.ex.config]\nmode = \"run\"\n"));

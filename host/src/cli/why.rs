@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::choice::{Format, choice};
 use crate::cache::{Cache, CacheKey, CacheMode, Change, History, diff_explained, state_dir};
-use crate::config::{Workspace, load_workspace};
+use crate::config::{EnvMode, Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
 use crate::run::{Selection, plan, plan_keys};
@@ -17,7 +17,7 @@ use crate::run::{Selection, plan, plan_keys};
 /// Explain why a task would run again: what changed since its last run.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  vx why web#build\n  vx why build          (inside the web project)\n  vx why web#build --format json"
+    after_help = "Examples:\n  vx why web#build\n  vx why build          (inside the web project)\n  vx why web#build --format json\n  vx why web#build --env-mode loose   (as `vx run --env-mode loose` would key it)"
 )]
 pub struct WhyArgs {
     /// `project#task`, or a task of the project you are in.
@@ -31,12 +31,22 @@ pub struct WhyArgs {
     /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
     #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Key the task as `vx run --executor NAME` would (the executor is part
+    /// of the key).
+    #[arg(long, value_name = "NAME")]
+    pub executor: Option<String>,
+
+    /// Key the task as `vx run --env-mode MODE` would (`strict` or `loose`).
+    #[arg(long, value_name = "MODE", value_parser = choice::<EnvMode>())]
+    pub env_mode: Option<EnvMode>,
 }
 
 pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
-    let ws = load_workspace(cwd)?;
+    let mut ws = load_workspace(cwd)?;
+    ws.override_env_mode(args.env_mode);
     let id = task_id(&ws, &args.task, cwd)?;
-    let why = explain(&ws, &id, args.cache_dir.map(|d| cwd.join(d)), cwd)?;
+    let why = explain(&ws, &id, args.cache_dir.map(|d| cwd.join(d)), args.executor.as_deref(), cwd)?;
     match args.format {
         Format::Json => print_json(&id, &why),
         Format::Text => print_text(&id, &why),
@@ -66,11 +76,17 @@ struct Explanation {
     changes: Vec<Change>,
 }
 
-fn explain(ws: &Workspace, id: &TaskId, cache_dir: Option<PathBuf>, cwd: &Path) -> Result<Explanation> {
+fn explain(
+    ws: &Workspace,
+    id: &TaskId,
+    cache_dir: Option<PathBuf>,
+    executor: Option<&str>,
+    cwd: &Path,
+) -> Result<Explanation> {
     let selection = Selection { tasks: vec![id.to_string()], cwd: cwd.to_path_buf(), ..Selection::default() };
     let graph = plan(ws, &selection)?;
     let cache = Cache::open(ws, cache_dir, CacheMode::default(), false, crate::backends::remote(ws))?;
-    let keys = plan_keys(ws, &graph, &cache, None);
+    let keys = plan_keys(ws, &graph, &cache, executor);
     cache.save_index();
     let root = graph.roots[0];
     let (key, manifest) =

@@ -44,7 +44,7 @@ fn diff_project(name: &str, a: &LockedProject, b: &LockedProject, out: &mut Vec<
 }
 
 fn diff_task(id: &str, a: &LockedTask, b: &LockedTask, out: &mut Vec<String>) {
-    let fields: [(&str, String, String); 8] = [
+    let fields: [(&str, String, String); 11] = [
         ("command", show(&a.command), show(&b.command)),
         ("depends-on", show(&a.depends_on), show(&b.depends_on)),
         ("inputs", show(&a.inputs), show(&b.inputs)),
@@ -53,6 +53,9 @@ fn diff_task(id: &str, a: &LockedTask, b: &LockedTask, out: &mut Vec<String>) {
         ("executor", show(&a.executor), show(&b.executor)),
         ("cache", show(&a.cache), show(&b.cache)),
         ("persistent", show(&a.persistent), show(&b.persistent)),
+        ("pass-env", show(&a.pass_env), show(&b.pass_env)),
+        ("runtime", show(&a.runtime), show(&b.runtime)),
+        ("retries", show(&a.retries), show(&b.retries)),
     ];
     for (field, x, y) in fields {
         if x != y {

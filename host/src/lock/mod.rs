@@ -57,6 +57,18 @@ pub struct LockedTask {
     pub executor: String,
     pub cache: bool,
     pub persistent: bool,
+    // Added after the first lock format: absent in an older lock, and left
+    // out when empty, so that lock stays valid for a config without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +123,9 @@ impl Lock {
                             executor: t.executor.clone(),
                             cache: t.cache,
                             persistent: t.persistent,
+                            pass_env: t.pass_env.clone(),
+                            runtime: t.runtime.clone(),
+                            retries: t.retries,
                         };
                         (t.name.clone(), task)
                     })
@@ -174,6 +189,9 @@ mod tests {
                 executor: "local".into(),
                 cache: false,
                 persistent: false,
+                pass_env: vec![format!("{name}_HOME")],
+                runtime: vec![format!("echo {name}")],
+                retries: 2,
             };
             let tasks = BTreeMap::from([(name.to_string(), task)]);
             lock.projects.insert(name.to_string(), LockedProject { dir: name.into(), depends_on: vec![], tasks });
@@ -181,5 +199,16 @@ mod tests {
         let text = toml::to_string(&lock).unwrap();
         let back: Lock = toml::from_str(&text).unwrap();
         assert_eq!(back, lock);
+    }
+
+    #[test]
+    fn a_lock_written_before_pass_env_runtime_and_retries_still_reads() {
+        let text = "[projects.app]\ndir = \"app\"\ndepends-on = []\n\
+                    [projects.app.tasks.build]\ncommand = \"true\"\ndepends-on = []\noutputs = []\nenv = []\n\
+                    executor = \"local\"\ncache = true\npersistent = false\n";
+        let lock: Lock = toml::from_str(text).unwrap();
+        let task = &lock.projects["app"].tasks["build"];
+        assert!(task.pass_env.is_empty() && task.runtime.is_empty() && task.retries == 0);
+        assert!(!toml::to_string(&lock).unwrap().contains("retries"), "empty fields stay out of the file");
     }
 }

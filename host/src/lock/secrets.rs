@@ -86,6 +86,7 @@ pub fn refuse_secrets(ws: &Workspace) -> Result<(), LockError> {
                 ("command", command),
                 ("inputs", t.inputs.clone().unwrap_or_default().join(" ")),
                 ("outputs", t.outputs.join(" ")),
+                ("runtime", t.runtime.join(" ")),
             ];
             for (field, text) in fields {
                 if let Some(why) = find_secret(&text) {

@@ -862,6 +862,13 @@ fn a_root_anchored_member_is_judged_from_the_workspace_root() {
 }
 
 #[test]
+fn a_member_the_outputs_do_not_match_is_refused() {
+    // Inside the project but not an output: restoring it would overwrite
+    // the task's own source (which the rerun then copies to dist/).
+    hostile_case(&[("dist/out.txt", None, b"good"), ("src/a.txt", None, b"pwned")], &[]);
+}
+
+#[test]
 fn archive_path_with_dotdot_is_refused() {
     // The project is ws/packages/app: three levels up is the test's own
     // temporary directory, which the test watches.

@@ -5,8 +5,10 @@
 //! every path must be relative and stay inside the project (no `..`, no
 //! absolute paths, no writing through a symbolic link), and every link must
 //! point inside the project. The whole archive is checked before anything
-//! on disk changes; then stale files matching the output globs are removed
-//! and the archive is written out. When the files on disk already match
+//! on disk changes, and every member must be one the task's outputs match;
+//! then stale files matching the output globs are removed and the archive
+//! is written out through directory handles (`paths::Contained`), so the
+//! kernel keeps every write inside even if a check above were wrong. When the files on disk already match
 //! the entry, nothing is written at all.
 //!
 //! A task's root-anchored outputs (`outputs = ["/gen/web/**"]`) live
@@ -19,13 +21,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::entry::OutputFile;
 use super::hasher::{FileHasher, FileStat};
 use super::inputs::{FileRef, GlobFilter, list_files};
-use crate::paths::{PathError, check_link, check_no_link_on_the_way, check_relative};
+use crate::paths::{Contained, PathError, check_link, check_no_link_on_the_way, check_relative};
 
 /// The directory under which an archive names a task's root-anchored
 /// outputs: `.vx-root/gen/web/api.ts` is the workspace's `gen/web/api.ts`.
@@ -58,12 +59,20 @@ impl OutputDirs<'_> {
         Ok(files)
     }
 
-    /// The directory a member is written under and its path there.
-    fn locate<'m>(&self, member: &'m str) -> (&Path, &'m str) {
-        match (self.root, root_member(member)) {
-            (Some((root, _)), Some(inner)) => (root, inner),
-            _ => (self.project, member),
+    /// The directory a member is written under, whether that is the root,
+    /// and its path there. A member the task's outputs do not match is
+    /// refused: a hostile entry could otherwise overwrite the project's
+    /// sources (or, through `.vx-root/`, any file of the workspace)
+    /// without ever leaving the directory.
+    fn locate<'m>(&self, member: &'m str) -> Result<(&Path, bool, &'m str), ArchiveError> {
+        let (base, in_root, inner, globs) = match (self.root, root_member(member)) {
+            (Some((root, globs)), Some(inner)) => (root, true, inner, globs),
+            _ => (self.project, false, member, self.globs),
+        };
+        if !globs.matches(inner) {
+            return Err(ArchiveError::NotAnOutput(member.to_string()));
         }
+        Ok((base, in_root, inner))
     }
 }
 
@@ -94,6 +103,8 @@ pub enum ArchiveError {
         "the output {0} is under `{ROOT_MEMBERS}/`, the name vx archives root-anchored outputs under: rename that directory"
     )]
     Reserved(String),
+    #[error("refused archive path `{0}`: the task's outputs do not match it")]
+    NotAnOutput(String),
     /// A member that would land outside the project.
     #[error(transparent)]
     Refused(#[from] PathError),
@@ -169,26 +180,26 @@ pub fn unpack(
     }
     let members = read_members(archive)?;
     for rel in members.keys() {
-        let (base, inner) = dirs.locate(rel);
+        let (base, _, inner) = dirs.locate(rel)?;
         check_no_link_on_the_way(base, inner)?;
     }
     for f in &on_disk {
         std::fs::remove_file(&f.abs).map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?;
     }
+    // The checks above give the clear error; the handles make sure that
+    // nothing they missed (or a link swapped in since) is written outside.
+    let open = |dir: &Path| Contained::open(dir).map_err(at(&dir.display().to_string()));
+    let project = open(dirs.project)?;
+    let root = dirs.root.map(|(root, _)| open(root)).transpose()?;
     for (rel, member) in members {
-        let (base, inner) = dirs.locate(&rel);
-        let dest = base.join(inner);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(at(&rel))?;
-        }
+        let (_, in_root, inner) = dirs.locate(&rel)?;
+        let dir = match (&root, in_root) {
+            (Some(root), true) => root,
+            _ => &project,
+        };
         match member {
-            Member::File { data, mode } => {
-                std::fs::write(&dest, &data).map_err(at(&rel))?;
-                std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode)).map_err(at(&rel))?;
-            }
-            Member::Link(target) => {
-                std::os::unix::fs::symlink(&target, &dest).map_err(at(&rel))?;
-            }
+            Member::File { data, mode } => dir.write_file(inner, &data, mode).map_err(at(&rel))?,
+            Member::Link(target) => dir.symlink(inner, &target).map_err(at(&rel))?,
         }
     }
     Ok(Restored::Written)

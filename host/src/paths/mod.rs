@@ -7,9 +7,12 @@
 //! |------|------|
 //! | `lexical` | resolving `.` and `..` without touching the filesystem |
 //! | `inside` | paths and links that must stay inside a directory, and why one was refused |
+//! | `contained` | writing beneath a directory through a cap-std handle (the kernel's check, after the lexical one) |
 
+mod contained;
 mod inside;
 mod lexical;
 
+pub use contained::Contained;
 pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
 pub use lexical::normalize_lexically;

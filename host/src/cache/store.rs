@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use super::entry::Entry;
 use super::fsutil::unique_suffix;
 use super::key::CacheKey;
+use crate::paths::Contained;
 
 /// Temporary files older than this belong to a writer that died.
 const STALE_TMP: Duration = Duration::from_secs(3600);
@@ -129,21 +130,19 @@ impl LocalStore {
 
     /// Publishes an encoded entry atomically. An existing entry for the
     /// key is replaced by an identical one, which is harmless.
+    /// Writes go through a handle on the store directory, so a link
+    /// planted inside it (`entries/ab` pointing elsewhere) is not followed
+    /// out of it.
     pub fn put(&self, key: &CacheKey, bytes: &[u8]) -> std::io::Result<()> {
-        let tmp_dir = self.dir.join("tmp");
-        std::fs::create_dir_all(&tmp_dir)?;
-        let tmp = tmp_dir.join(format!("{}.{}", key.0, unique_suffix()));
-        let dest = self.entry_path(key);
-        let result = (|| {
-            use std::io::Write;
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(bytes)?;
-            file.sync_data()?;
-            std::fs::create_dir_all(dest.parent().expect("entries have a parent"))?;
-            std::fs::rename(&tmp, &dest)
-        })();
+        if !CacheKey::is_valid(&key.0) {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a cache key: {}", key.0)));
+        }
+        let store = Contained::open(&self.dir)?;
+        let tmp = format!("tmp/{}.{}", key.0, unique_suffix());
+        let dest = format!("entries/{}/{}", &key.0[..2], key.0);
+        let result = store.write_durable(&tmp, bytes).and_then(|()| store.rename(&tmp, &dest));
         if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = store.remove_file(&tmp);
         }
         result
     }
@@ -256,5 +255,20 @@ mod tests {
         store.gc(u64::MAX, Duration::from_secs(60));
         assert!(store.contains(&revived), "max-age counts from the refreshed use");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_link_planted_in_the_store_is_not_followed_out_of_it() {
+        let base = std::env::temp_dir().join(format!("vx-store-planted-{}", std::process::id()));
+        let (dir, outside) = (base.join("store"), base.join("outside"));
+        std::fs::create_dir_all(dir.join("entries")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let k = key('d');
+        std::os::unix::fs::symlink(&outside, dir.join("entries/dd")).unwrap();
+        let store = LocalStore::new(dir.clone());
+        assert!(store.put(&k, &Entry::encode(test_header(&k), b"log", b"")).is_err());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing was written through the link");
+        assert!(store.put(&CacheKey("../../x".into()), b"x").is_err(), "not a key");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

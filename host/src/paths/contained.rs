@@ -42,6 +42,22 @@ impl Contained {
         self.dir.symlink(target, rel)
     }
 
+    /// Writes a new file at `rel` and waits for its data to reach the disk
+    /// (what a rename then publishes must be whole after a crash).
+    pub fn write_durable(&self, rel: &str, data: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        self.parents(rel)?;
+        let mut file = self.dir.create(rel)?;
+        file.write_all(data)?;
+        file.sync_data()
+    }
+
+    /// Renames `from` to `to` (replacing it), creating `to`'s parents.
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.parents(to)?;
+        self.dir.rename(from, &self.dir, to)
+    }
+
     /// Removes the file or link at `rel`.
     pub fn remove_file(&self, rel: &str) -> io::Result<()> {
         self.dir.remove_file(rel)

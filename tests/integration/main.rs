@@ -8,6 +8,7 @@ mod common;
 mod affected;
 mod cache;
 mod cli_flags;
+mod concurrency;
 mod config_errors;
 mod cycles;
 mod depends_on;

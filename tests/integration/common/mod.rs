@@ -10,6 +10,7 @@ pub mod buildgrid;
 pub mod fixtures;
 pub mod process;
 pub mod snapshot;
+pub mod store;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

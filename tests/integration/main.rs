@@ -16,6 +16,7 @@ mod env_modes;
 mod everyday;
 mod executors;
 mod failures;
+mod faults;
 mod groups;
 mod guard;
 mod http_cache;

@@ -106,6 +106,8 @@ pub struct Cache {
     filters: std::sync::Mutex<FilterCache>,
     /// Whether this run put an entry in the local store.
     wrote: std::sync::atomic::AtomicBool,
+    /// Whether a run was already told that the store cannot be read.
+    unreadable_told: std::sync::atomic::AtomicBool,
 }
 
 /// Variable names and values; `Debug` shows only the names, so a debug
@@ -172,6 +174,7 @@ impl Cache {
             ignores: std::sync::Mutex::default(),
             filters: std::sync::Mutex::default(),
             wrote: std::sync::atomic::AtomicBool::new(false),
+            unreadable_told: std::sync::atomic::AtomicBool::new(false),
         };
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
@@ -400,11 +403,12 @@ impl Cache {
     /// entry that does not verify is a warning and a miss.
     pub fn lookup_tiers(&self, key: &CacheKey) -> (Lookup, bool) {
         let local = self.lookup(key);
-        if !matches!(local, Lookup::Miss) || !self.remote_reads() || self.force {
+        // An unreadable local store is no reason not to ask the remote one.
+        if !matches!(local, Lookup::Miss | Lookup::Unreadable(_)) || !self.remote_reads() || self.force {
             return (local, false);
         }
         let Some(remote) = &self.remote else { return (local, false) };
-        let Some(bytes) = remote.get(&key.0) else { return (Lookup::Miss, false) };
+        let Some(bytes) = remote.get(&key.0) else { return (local, false) };
         match Entry::decode(&bytes, key) {
             Ok(entry) => {
                 if self.mode.local.write {
@@ -420,6 +424,13 @@ impl Cache {
                 (Lookup::Miss, false)
             }
         }
+    }
+
+    /// `true` the first time in this invocation that the store could not
+    /// be read: one warning says so, and later misses for the same reason
+    /// stay quiet.
+    pub fn first_unreadable(&self) -> bool {
+        !self.unreadable_told.swap(true, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Restores a hit's outputs into the project (and, for root-anchored

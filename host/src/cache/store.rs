@@ -30,6 +30,9 @@ pub enum Lookup {
     Miss,
     /// The entry was unusable and has been removed; the text says why.
     Corrupt(String),
+    /// The store could not be read (permissions, an I/O error): nothing
+    /// is known of the entry, so it is kept; the text says why.
+    Unreadable(String),
 }
 
 /// A hit refreshes an entry's mtime (its last use, for LRU) only when the
@@ -94,7 +97,7 @@ impl LocalStore {
         let (bytes, file, used) = match read_entry(&path) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
-            Err(e) => return Lookup::Corrupt(format!("unreadable: {e}")),
+            Err(e) => return Lookup::Unreadable(e.to_string()),
         };
         match Entry::decode(&bytes, key) {
             Ok(entry) => {

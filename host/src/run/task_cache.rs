@@ -74,6 +74,11 @@ impl CacheJob {
             },
             (Lookup::Miss, _) => Ok(None),
             (Lookup::Corrupt(why), _) => Err(format!("its cache entry was corrupt ({why}) and is removed; running it")),
+            (Lookup::Unreadable(why), _) if cache.first_unreadable() => Err(format!(
+                "could not read the cache at {} ({why}); tasks whose entries cannot be read run",
+                cache.store.dir().display()
+            )),
+            (Lookup::Unreadable(_), _) => Ok(None),
         })
         .await;
         match found {

@@ -65,6 +65,25 @@ impl VxCommand {
         self
     }
 
+    /// Runs vx through `program PRE_ARGS… vx ARGS…` (`setpriv`, `sh -c
+    /// 'ulimit …; exec "$@"'`), with the same environment and directory.
+    pub fn wrapped(self, program: &str, pre_args: &[&str]) -> VxCommand {
+        #[expect(clippy::disallowed_methods, reason = "tests start vx directly, not through the guard")]
+        let mut cmd = Command::new(program);
+        cmd.env_clear().args(pre_args).arg(self.cmd.get_program()).args(self.cmd.get_args());
+        for (key, value) in self.cmd.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        if let Some(dir) = self.cmd.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        cmd.stdin(Stdio::null());
+        VxCommand { cmd, ignore_sighup: self.ignore_sighup }
+    }
+
     /// Starts vx with SIGHUP ignored, as `nohup` does.
     pub fn ignore_sighup(mut self) -> VxCommand {
         self.ignore_sighup = true;

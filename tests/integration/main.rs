@@ -30,6 +30,7 @@ mod plan_views;
 mod plugins;
 mod reapi_cache;
 mod reapi_exec;
+mod reapi_hostile;
 mod retries;
 mod selection;
 mod spec;

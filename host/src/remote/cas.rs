@@ -2,13 +2,20 @@
 //! (small blobs batched up to the server's batch limit, large ones
 //! streamed through ByteStream in 1 MiB chunks) and downloads the same
 //! way. Every downloaded blob is checked against its digest.
+//!
+//! What a server sends is bounded: a reply message by
+//! [`MAX_MESSAGE`](super::client::MAX_MESSAGE), a streamed blob by its
+//! digest's size (the stream is refused the moment it runs past it), and
+//! a streamed transfer by [`Reapi::stream_deadline`]. A batch reply that
+//! leaves a blob out, or sends one not asked for, breaks the protocol and
+//! is an [`RemoteError::Invalid`], never a panic.
 
 use std::collections::{HashMap, HashSet};
 
 use bazel_remote_apis::google::bytestream::{ReadRequest, WriteRequest, byte_stream_client::ByteStreamClient};
 use futures_util::StreamExt;
 
-use super::client::{Reapi, RemoteError};
+use super::client::{MAX_MESSAGE, Reapi, RemoteError};
 use super::digest::show;
 use super::re;
 
@@ -26,7 +33,7 @@ impl Reapi {
         &self,
     ) -> re::content_addressable_storage_client::ContentAddressableStorageClient<tonic::transport::Channel> {
         re::content_addressable_storage_client::ContentAddressableStorageClient::new(self.channel.clone())
-            .max_decoding_message_size(usize::MAX)
+            .max_decoding_message_size(MAX_MESSAGE)
     }
 
     fn fits_batch(&self, size: usize) -> bool {
@@ -115,12 +122,12 @@ impl Reapi {
                 data: data[start..end].to_vec(),
             }
         });
-        let mut client = ByteStreamClient::new(self.channel.clone());
-        let resp = client
-            .write(self.req_unbounded(tokio_stream::iter(chunks)))
+        let mut client = ByteStreamClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE);
+        let deadline = self.stream_deadline(total as u64);
+        let committed = super::client::bounded(deadline, client.write(self.req_unbounded(tokio_stream::iter(chunks))))
             .await
-            .map_err(|s| RemoteError::from_status(&format!("ByteStream.Write {}", show(digest)), &s))?;
-        let committed = resp.into_inner().committed_size;
+            .map_err(|s| RemoteError::from_status(&format!("ByteStream.Write {}", show(digest)), &s))?
+            .committed_size;
         // A server that already held the blob may stop the upload early and
         // report the full size, or -1 with compressed uploads; both are fine.
         if committed != total as i64 && committed != -1 {
@@ -158,16 +165,21 @@ impl Reapi {
             self.batch_read(batch, &mut out).await?;
         }
         for d in digests {
-            let data = out.get(&d.hash).expect("every digest was fetched");
+            let data = out.get(&d.hash).ok_or_else(|| {
+                RemoteError::Invalid(format!("the CAS left {} out of its BatchReadBlobs reply", show(d)))
+            })?;
             let got = self.caps.digest.of(data);
-            if got != *d {
-                return Err(RemoteError::Invalid(format!(
-                    "the CAS returned {} bytes hashing to {} for {}",
-                    data.len(),
-                    show(&got),
-                    show(d)
-                )));
+            if got == *d {
+                continue;
             }
+            let what = format!("the CAS returned {} bytes hashing to {} for {}", data.len(), show(&got), show(d));
+            // The wrong size is not the blob asked for at all; the right size
+            // with other bytes is a blob that rotted where it is stored.
+            return Err(if got.size_bytes == d.size_bytes {
+                RemoteError::Blob(what)
+            } else {
+                RemoteError::Invalid(what)
+            });
         }
         Ok(out)
     }
@@ -183,40 +195,79 @@ impl Reapi {
             acceptable_compressors: Vec::new(),
             digest_function: self.caps.digest.proto(),
         };
+        let asked: HashSet<String> = req.digests.iter().map(|d| d.hash.clone()).collect();
         let resp = self
             .unary(self.cas().batch_read_blobs(self.req(req)))
             .await
             .map_err(|s| RemoteError::from_status("BatchReadBlobs", &s))?;
         for r in resp.responses {
             let digest = r.digest.unwrap_or_default();
-            if let Some(status) = r.status.filter(|s| s.code != 0) {
-                return Err(missing_blob(&digest, &status.message));
+            if !asked.contains(&digest.hash) {
+                return Err(RemoteError::Invalid(format!(
+                    "the CAS answered BatchReadBlobs with {}, which was not asked for",
+                    show(&digest)
+                )));
+            }
+            match r.status.filter(|s| s.code != 0) {
+                Some(status) if status.code == tonic::Code::NotFound as i32 => {
+                    return Err(missing_blob(&digest, &status.message));
+                }
+                Some(status) => {
+                    let status = tonic::Status::new(tonic::Code::from_i32(status.code), status.message);
+                    return Err(RemoteError::from_status(&format!("BatchReadBlobs {}", show(&digest)), &status));
+                }
+                None => {}
             }
             out.insert(digest.hash, r.data);
         }
         Ok(())
     }
 
+    /// One blob through ByteStream, within [`Reapi::stream_deadline`] of
+    /// its size and never more bytes than its digest says.
     async fn read_stream(&self, digest: &re::Digest) -> Result<Vec<u8>, RemoteError> {
+        let what = format!("ByteStream.Read {}", show(digest));
+        let expected = u64::try_from(digest.size_bytes)
+            .map_err(|_| RemoteError::Invalid(format!("{what}: a digest of negative size")))?;
+        let deadline = self.stream_deadline(expected);
+        match tokio::time::timeout(deadline, self.read_stream_unbounded(digest, expected, &what)).await {
+            Ok(read) => read,
+            Err(_) => Err(RemoteError::Unavailable(format!("{what}: not finished within {deadline:?}"))),
+        }
+    }
+
+    async fn read_stream_unbounded(
+        &self,
+        digest: &re::Digest,
+        expected: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, RemoteError> {
         let req = ReadRequest {
             resource_name: self.caps.digest.read_name(&self.instance, digest),
             read_offset: 0,
             read_limit: 0,
         };
-        let mut client = ByteStreamClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX);
-        let what = format!("ByteStream.Read {}", show(digest));
+        let mut client = ByteStreamClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE);
         let mut stream =
-            client.read(self.req_unbounded(req)).await.map_err(|s| RemoteError::from_status(&what, &s))?.into_inner();
-        let mut data = Vec::with_capacity(usize::try_from(digest.size_bytes).unwrap_or(0));
+            client.read(self.req_unbounded(req)).await.map_err(|s| RemoteError::from_status(what, &s))?.into_inner();
+        // The digest's size comes from the server too: reserve no more than
+        // one message up front, grow as bytes actually arrive.
+        let mut data = Vec::with_capacity(usize::try_from(expected).unwrap_or(usize::MAX).min(MAX_MESSAGE));
         while let Some(chunk) = stream.next().await {
-            data.extend_from_slice(&chunk.map_err(|s| RemoteError::from_status(&what, &s))?.data);
+            let chunk = chunk.map_err(|s| RemoteError::from_status(what, &s))?.data;
+            if (data.len() + chunk.len()) as u64 > expected {
+                return Err(RemoteError::Invalid(format!(
+                    "{what}: the server sent more than the {expected} bytes of the digest"
+                )));
+            }
+            data.extend_from_slice(&chunk);
         }
         Ok(data)
     }
 }
 
 fn missing_blob(digest: &re::Digest, why: &str) -> RemoteError {
-    RemoteError::Invalid(format!("the CAS does not have {} ({})", show(digest), why.trim()))
+    RemoteError::Blob(format!("the CAS does not have {} ({})", show(digest), why.trim()))
 }
 
 /// A random upload id (ByteStream wants a UUID-shaped one).

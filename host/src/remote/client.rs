@@ -1,15 +1,21 @@
 //! The connection to a REAPI server: endpoint and TLS, the headers every
 //! call carries (a bearer token from a named variable, fixed headers),
-//! per-call deadlines, and the server's capabilities, read once.
+//! per-call deadlines, the bound on every reply, and the server's
+//! capabilities, read once.
 //!
 //! All I/O runs on one small tokio runtime of this module's own, never
 //! dropped: the cache tier calls in from the run loop's blocking threads
 //! ([`Reapi::block`]), the remote executor awaits from async code, and the
 //! channel's background tasks live on this runtime whoever calls.
+//! [`stop_calls`] (a signal stopping the run) ends every blocked call at
+//! once, so a stalled server cannot hold SIGTERM up.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
@@ -23,6 +29,17 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// gRPC's default message limit; a batch never exceeds it, whatever the
 /// server advertises.
 const GRPC_MESSAGE_LIMIT: usize = 4 << 20;
+/// The largest message vx decodes from a server: an `ActionResult`, a
+/// batch reply, one ByteStream chunk. Far above what an honest reply
+/// needs (batches stay under 4 MiB, servers stream 1–4 MiB chunks, an
+/// action result with 100,000 outputs is ~15 MiB), and small enough that
+/// a hostile reply cannot make vx allocate without bound: anything larger
+/// is refused by the decoder (docs/remote.md, "Bounds").
+pub(super) const MAX_MESSAGE: usize = 64 << 20;
+/// The time a streamed transfer is granted beyond `[remote] timeout` per
+/// MiB it moves: a 1 GiB blob gets the timeout plus 17 minutes, a stalled
+/// or slow-loris stream of a small blob no more than the timeout.
+const STREAM_TIME_PER_MIB: Duration = Duration::from_secs(1);
 
 /// Why a call to the server failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,9 +50,17 @@ pub enum RemoteError {
     /// The server answered no: permissions, a disabled service, a limit.
     #[error("{0}")]
     Refused(String),
-    /// The server sent something vx cannot use (a wrong digest, a bad message).
+    /// The server sent something vx cannot use (a wrong digest, a bad
+    /// message, a blob it was not asked for or left out): it breaks the
+    /// protocol, so nothing more it says is trusted in this run.
     #[error("{0}")]
     Invalid(String),
+    /// One blob cannot be had as asked: the CAS says it lacks it (evicted,
+    /// never uploaded), or it came back the right size with other content
+    /// (a corrupted disk). The entry naming it is a miss; the server's
+    /// other answers stay usable.
+    #[error("{0}")]
+    Blob(String),
 }
 
 /// A path from the server that would leave the directory it is written to.
@@ -50,7 +75,7 @@ impl From<RemoteError> for crate::Error {
         let error = crate::Error::internal(e.to_string());
         match e {
             RemoteError::Unavailable(_) => error.with_hint("is the REAPI server up and reachable from here?"),
-            RemoteError::Refused(_) | RemoteError::Invalid(_) => error,
+            RemoteError::Refused(_) | RemoteError::Invalid(_) | RemoteError::Blob(_) => error,
         }
     }
 }
@@ -63,6 +88,18 @@ impl RemoteError {
             RemoteError::Unavailable(m) => RemoteError::Unavailable(put(m)),
             RemoteError::Refused(m) => RemoteError::Refused(put(m)),
             RemoteError::Invalid(m) => RemoteError::Invalid(put(m)),
+            RemoteError::Blob(m) => RemoteError::Blob(put(m)),
+        }
+    }
+
+    /// The same error with `; tail` after its message.
+    pub fn with_tail(self, tail: &str) -> RemoteError {
+        let put = |m: String| format!("{m}; {tail}");
+        match self {
+            RemoteError::Unavailable(m) => RemoteError::Unavailable(put(m)),
+            RemoteError::Refused(m) => RemoteError::Refused(put(m)),
+            RemoteError::Invalid(m) => RemoteError::Invalid(put(m)),
+            RemoteError::Blob(m) => RemoteError::Blob(put(m)),
         }
     }
 
@@ -125,16 +162,26 @@ impl Reapi {
 
     /// Runs `fut` on the REAPI runtime and waits for it. For synchronous
     /// callers only (blocking threads, the CLI), never from async code.
-    pub fn block<F>(fut: F) -> F::Output
+    /// Once [`stop_calls`] was called, the call is dropped and this answers
+    /// UNAVAILABLE at once; so does a call that died without answering.
+    pub fn block<T, F>(fut: F) -> Result<T, RemoteError>
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future<Output = Result<T, RemoteError>> + Send + 'static,
+        T: Send + 'static,
     {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         runtime().spawn(async move {
-            let _ = tx.send(fut.await);
+            let answer = tokio::select! {
+                answer = fut => answer,
+                () = stopped() => Err(RemoteError::Unavailable(STOPPED.into())),
+            };
+            let _ = tx.send(answer);
         });
-        rx.recv().expect("the remote runtime finishes every call it starts")
+        rx.recv().unwrap_or_else(|_| {
+            Err(RemoteError::Unavailable(
+                "the REAPI call ended without an answer (its task on the I/O runtime died)".into(),
+            ))
+        })
     }
 
     /// Connects to `[remote]` and reads the server's capabilities.
@@ -233,6 +280,42 @@ impl Reapi {
         let mut req = self.req(msg);
         req.metadata_mut().remove("grpc-timeout");
         req
+    }
+
+    /// The deadline of one streamed transfer of `size` bytes: `[remote]
+    /// timeout` plus [`STREAM_TIME_PER_MIB`] for each MiB.
+    pub(super) fn stream_deadline(&self, size: u64) -> Duration {
+        let mib = u32::try_from(size >> 20).unwrap_or(u32::MAX);
+        self.timeout.saturating_add(STREAM_TIME_PER_MIB.saturating_mul(mib))
+    }
+}
+
+/// What a call stopped by [`stop_calls`] answers.
+const STOPPED: &str = "the REAPI call was stopped: vx is stopping";
+
+fn stop_flag() -> &'static (AtomicBool, Notify) {
+    static STOP: OnceLock<(AtomicBool, Notify)> = OnceLock::new();
+    STOP.get_or_init(|| (AtomicBool::new(false), Notify::new()))
+}
+
+/// Ends every REAPI call [`Reapi::block`] waits on, now and for the rest
+/// of the process: the run was interrupted, and a lookup stalled on a slow
+/// server must not keep it from stopping.
+pub fn stop_calls() {
+    let (flag, notify) = stop_flag();
+    flag.store(true, Ordering::SeqCst);
+    notify.notify_waiters();
+}
+
+/// Resolves once [`stop_calls`] was called.
+async fn stopped() {
+    let (flag, notify) = stop_flag();
+    loop {
+        let woken = notify.notified();
+        if flag.load(Ordering::SeqCst) {
+            return;
+        }
+        woken.await;
     }
 }
 

@@ -177,8 +177,8 @@ impl Reapi {
         skip_cache_lookup: bool,
         cancel: impl std::future::Future<Output = ()>,
     ) -> Result<(String, Option<re::ExecuteResponse>), RemoteError> {
-        let mut exec =
-            re::execution_client::ExecutionClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX);
+        let mut exec = re::execution_client::ExecutionClient::new(self.channel.clone())
+            .max_decoding_message_size(super::client::MAX_MESSAGE);
         let req = re::ExecuteRequest {
             instance_name: self.instance.clone(),
             skip_cache_lookup,

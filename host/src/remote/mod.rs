@@ -37,7 +37,7 @@ mod sign;
 mod tier;
 mod tree;
 
-pub use client::{Reapi, RemoteError, bounded, runtime};
+pub use client::{Reapi, RemoteError, bounded, runtime, stop_calls};
 pub use digest::DigestFn;
 pub use tier::ReapiTier;
 pub use tree::{Built, TreeFile, TreeLink, build};

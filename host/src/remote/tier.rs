@@ -6,8 +6,15 @@
 //! and every output against the header's BLAKE3. Anything less is a miss
 //! with a warning. A write never replaces an existing result, and uploads
 //! every blob before the result that names them.
+//!
+//! A server that fails a call (unreachable, a deadline, an error status)
+//! or breaks the protocol (a blob left out, a stream longer than its
+//! digest) is given up on at once: one warning naming the endpoint, and
+//! every later lookup of the run is a miss and every upload skipped
+//! without asking it again. An entry that does not verify, or whose blobs
+//! the server honestly says it lacks, is a miss for that entry alone.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::client::{Reapi, RemoteError};
@@ -29,7 +36,12 @@ pub struct ReapiTier {
     bytes_down: AtomicU64,
     bytes_up: AtomicU64,
     hits: AtomicUsize,
+    /// Set by the first failed call; nothing is asked of the server after it.
+    given_up: AtomicBool,
 }
+
+/// Ends the one warning a failing server gets.
+const GIVEN_UP: &str = "not using the remote cache for the rest of this run";
 
 impl ReapiTier {
     pub fn new(settings: RemoteSettings) -> ReapiTier {
@@ -43,6 +55,22 @@ impl ReapiTier {
             bytes_down: AtomicU64::new(0),
             bytes_up: AtomicU64::new(0),
             hits: AtomicUsize::new(0),
+            given_up: AtomicBool::new(false),
+        }
+    }
+
+    fn given_up(&self) -> bool {
+        self.given_up.load(Ordering::SeqCst)
+    }
+
+    /// `outcome`, or on the first failure of the run that failure (the one
+    /// warning); a failure after it, from a call already in flight, is
+    /// `quiet` instead.
+    fn give_up_on_failure<T>(&self, outcome: Result<T, RemoteError>, quiet: T) -> Result<T, RemoteError> {
+        match outcome {
+            Ok(v) => Ok(v),
+            Err(_) if self.given_up.swap(true, Ordering::SeqCst) => Ok(quiet),
+            Err(e) => Err(e.with_tail(GIVEN_UP)),
         }
     }
 
@@ -58,6 +86,14 @@ impl ReapiTier {
     /// The entry of `key`: `Ok(None)` on a miss or an entry that does not
     /// verify (with a warning), `Err` when the server failed.
     fn download_entry(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+        if self.given_up() {
+            return Ok(None);
+        }
+        let found = self.give_up_on_failure(self.download_entry_now(key), None)?;
+        Ok(found)
+    }
+
+    fn download_entry_now(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
         let client = self.client()?;
         let lookup = CacheKey(key.to_string());
         let signing_key = self.signing_key.clone();
@@ -73,7 +109,8 @@ impl ReapiTier {
             Fetched::Miss => Ok(None),
             Fetched::Untrusted(why) => {
                 let short = key.get(..16).unwrap_or(key);
-                tracing::warn!("the REAPI cache entry {short} was not used: {why}; running its task");
+                let endpoint = &self.settings.endpoint;
+                tracing::warn!("the REAPI cache entry {short} at {endpoint} was not used: {why}; running its task");
                 Ok(None)
             }
         }
@@ -82,6 +119,13 @@ impl ReapiTier {
     /// Uploads an entry unless the server already has one for the key.
     /// A refusal is counted (reported by [`Backend::finish`]), not an error.
     fn upload_entry(&self, key: &str, bytes: &[u8]) -> Result<(), RemoteError> {
+        if self.given_up() {
+            return Ok(());
+        }
+        self.give_up_on_failure(self.upload_entry_now(key, bytes), ())
+    }
+
+    fn upload_entry_now(&self, key: &str, bytes: &[u8]) -> Result<(), RemoteError> {
         let client = self.client()?;
         self.uploads.fetch_add(1, Ordering::Relaxed);
         if !client.caps.ac_update {
@@ -119,10 +163,16 @@ impl ReapiTier {
 
     /// Which keys the server holds a result for.
     fn find_entries(&self, keys: &[String]) -> Result<Vec<bool>, RemoteError> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
+        if keys.is_empty() || self.given_up() {
+            return Ok(vec![false; keys.len()]);
         }
+        let none = vec![false; keys.len()];
+        self.give_up_on_failure(self.find_entries_now(keys), none)
+    }
+
+    fn find_entries_now(&self, keys: &[String]) -> Result<Vec<bool>, RemoteError> {
         let client = self.client()?;
+        let endpoint = client.endpoint.clone();
         let keys: Vec<CacheKey> = keys.iter().map(|k| CacheKey(k.clone())).collect();
         Reapi::block(async move {
             let lookups = keys.iter().map(|key| {
@@ -132,6 +182,7 @@ impl ReapiTier {
             });
             futures_util::future::join_all(lookups).await.into_iter().collect()
         })
+        .map_err(|e| e.at(&endpoint))
     }
 }
 
@@ -195,8 +246,10 @@ async fn fetch(client: &Reapi, key: &CacheKey, signing_key: Option<&[u8]>) -> Re
     };
     let blobs = match client.download(&digests).await {
         Ok(b) => b,
-        // A result whose blobs are gone (evicted, never uploaded) is a miss.
-        Err(RemoteError::Invalid(why)) => return Ok(Fetched::Untrusted(why)),
+        // A result whose blobs are gone (evicted, never uploaded) is a miss,
+        // and so is one whose blob came back corrupted: the server answered
+        // as asked, so its other entries may well be sound.
+        Err(RemoteError::Blob(why)) => return Ok(Fetched::Untrusted(why)),
         Err(e) => return Err(e),
     };
     let moved = blobs.values().map(|b| b.len() as u64).sum();
@@ -223,7 +276,8 @@ async fn store(
 
 impl Reapi {
     fn ac(&self) -> re::action_cache_client::ActionCacheClient<tonic::transport::Channel> {
-        re::action_cache_client::ActionCacheClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX)
+        re::action_cache_client::ActionCacheClient::new(self.channel.clone())
+            .max_decoding_message_size(super::client::MAX_MESSAGE)
     }
 
     /// The result stored under `action`, `None` when there is none.

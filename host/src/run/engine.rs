@@ -350,6 +350,7 @@ impl<'w> Session<'w> {
         }
         cycle.interrupted = Some(kind);
         self.shared.cancelled.store(true, Ordering::SeqCst);
+        crate::remote::stop_calls();
         cycle.walker.interrupt();
         self.shared.events.emit(Event::Interrupted { kind });
         for pgid in self.shared.groups.snapshot() {

@@ -33,7 +33,7 @@ impl From<RemoteError> for LeaseError {
     fn from(e: RemoteError) -> Self {
         match e {
             RemoteError::Unavailable(m) => LeaseError::Infra(m),
-            RemoteError::Refused(m) | RemoteError::Invalid(m) => LeaseError::Bad(m),
+            RemoteError::Refused(m) | RemoteError::Invalid(m) | RemoteError::Blob(m) => LeaseError::Bad(m),
         }
     }
 }

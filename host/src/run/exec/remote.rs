@@ -268,6 +268,6 @@ fn finished(a: &Attempt, done: Executed) -> Ran {
 fn remote_failure(e: &RemoteError) -> String {
     match e {
         RemoteError::Unavailable(m) => format!("the REAPI server is unavailable: {m}"),
-        RemoteError::Refused(m) | RemoteError::Invalid(m) => m.clone(),
+        RemoteError::Refused(m) | RemoteError::Invalid(m) | RemoteError::Blob(m) => m.clone(),
     }
 }

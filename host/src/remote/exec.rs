@@ -352,23 +352,17 @@ fn write_all(
             Err(_) => {}
         }
     }
+    // Through a handle on `base`: the checks before this give the clear
+    // error, the kernel keeps anything they missed inside.
+    let dir = crate::paths::Contained::open(base).map_err(|e| format!("{}: {e}", base.display()))?;
     for file in files {
-        let dest = base.join(&file.rel);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", file.rel))?;
-        }
-        std::fs::write(&dest, &blobs[&file.digest.hash]).map_err(|e| format!("{}: {e}", file.rel))?;
         let mode = if file.executable { 0o755 } else { 0o644 };
-        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("{}: {e}", file.rel))?;
+        let data = blobs.get(&file.digest.hash).ok_or_else(|| format!("{}: its blob was not fetched", file.rel))?;
+        dir.write_file(&file.rel, data, mode).map_err(|e| format!("{}: {e}", file.rel))?;
     }
     for link in links {
-        let dest = base.join(&link.rel);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", link.rel))?;
-        }
-        let _ = std::fs::remove_file(&dest);
-        std::os::unix::fs::symlink(&link.target, &dest).map_err(|e| format!("{}: {e}", link.rel))?;
+        let _ = dir.remove_file(&link.rel);
+        dir.symlink(&link.rel, &link.target).map_err(|e| format!("{}: {e}", link.rel))?;
     }
     Ok(())
 }

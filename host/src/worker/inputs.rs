@@ -1,13 +1,13 @@
 //! A lease's inputs: the `Action` (inline in the payload or by digest),
 //! its `Command`, and its input root written into a fresh directory.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use prost::Message;
 
 use super::error::{LeaseError, infra};
-use crate::paths::check_link;
+use crate::paths::{Contained, check_link};
 use crate::remote::{Reapi, TreeFile, TreeLink, re};
 
 /// File blobs fetched per download while materialising.
@@ -48,33 +48,36 @@ pub(super) async fn materialise(cas: &Reapi, action: &re::Action, dir: &Path) ->
     write_links(dir, &links).await
 }
 
-/// The tree's files, their blobs fetched in batches.
+/// The tree's files, their blobs fetched in batches, written through a
+/// handle on `dir` so that no path (whatever a check missed) leaves it.
 async fn write_files(cas: &Reapi, dir: &Path, files: &[TreeFile]) -> Result<(), LeaseError> {
+    let root = Arc::new(Contained::open(dir).map_err(infra)?);
     for part in files.chunks(FETCH_BATCH) {
         let digests: Vec<re::Digest> = part.iter().map(|f| f.digest.clone()).collect();
         let blobs = cas.download(&digests).await?;
-        for file in part {
-            let dest = dir.join(&file.rel);
-            if let Some(parent) = dest.parent() {
-                tokio::fs::create_dir_all(parent).await.map_err(infra)?;
+        let (root, part) = (root.clone(), part.to_vec());
+        tokio::task::spawn_blocking(move || {
+            for file in &part {
+                let data = blobs
+                    .get(&file.digest.hash)
+                    .ok_or_else(|| LeaseError::Infra(format!("{}: its blob was not fetched", file.rel)))?;
+                let mode = if file.executable { 0o755 } else { 0o644 };
+                root.write_file(&file.rel, data, mode).map_err(infra)?;
             }
-            tokio::fs::write(&dest, &blobs[&file.digest.hash]).await.map_err(infra)?;
-            let mode = if file.executable { 0o755 } else { 0o644 };
-            tokio::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode)).await.map_err(infra)?;
-        }
+            Ok::<(), LeaseError>(())
+        })
+        .await
+        .map_err(|e| LeaseError::Infra(format!("writing the input root: {e}")))??;
     }
     Ok(())
 }
 
 /// The tree's symbolic links, each checked to point inside the root.
 async fn write_links(dir: &Path, links: &[TreeLink]) -> Result<(), LeaseError> {
+    let root = Contained::open(dir).map_err(infra)?;
     for link in links {
         check_link(&link.rel, &link.target)?;
-        let dest = dir.join(&link.rel);
-        if let Some(parent) = dest.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(infra)?;
-        }
-        tokio::fs::symlink(&link.target, &dest).await.map_err(infra)?;
+        root.symlink(&link.rel, &link.target).map_err(infra)?;
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ mod paths;
 mod picker;
 mod plan_views;
 mod plugins;
+mod plugins_hostile;
 mod reapi_cache;
 mod reapi_exec;
 mod retries;

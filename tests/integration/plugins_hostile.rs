@@ -89,8 +89,16 @@ fn configure(env: &TestEnv, kind: Kind, grants: &str, config: &str) {
 /// `vx run build` as the kind needs it.
 fn run(env: &TestEnv, kind: Kind) -> Output {
     match kind {
-        Kind::Reporter => env.vx(&["run", "build", "--report", "kit", "--report-file", "out.txt"]),
-        Kind::Cache | Kind::Executor => env.vx(&["run", "build"]),
+        Kind::Reporter => {
+            let _ = std::fs::remove_file(env.root().join("out.txt"));
+            env.vx(&["run", "build", "--report", "kit", "--report-file", "out.txt"])
+        }
+        Kind::Cache => {
+            // Each run asks the remote: nothing is cached locally.
+            let _ = std::fs::remove_dir_all(env.root().join(".vx/cache"));
+            env.vx(&["run", "build"])
+        }
+        Kind::Executor => env.vx(&["run", "build"]),
     }
 }
 
@@ -287,4 +295,175 @@ fn executor_flood_is_cut_at_its_output_limit() {
     out.assert_success();
     assert_eq!(out.stderr.matches("vx: plugin `ex` warn: xxx").count(), 200);
     assert!(out.stderr.len() < 2 << 20, "each record is cut short: {} bytes", out.stderr.len());
+}
+
+// Malformed replies: text that is not UTF-8 (refused by the canonical ABI
+// when vx lifts it), error values of many lines with escape sequences
+// (shown as one escaped line), `exit` (a trap, not vx's exit), and for each
+// kind what its WIT lets it return that makes no sense.
+
+fn not_utf8_and_exit(kind: Kind) -> TestEnv {
+    let env = fixture(kind, "", "mode = \"not-utf8\"");
+    let out = run(&env, kind);
+    assert_stopped(&env, kind, &out, "invalid utf-8");
+    configure(&env, kind, "", "mode = \"exit\"");
+    let out = run(&env, kind);
+    // wasi:cli/exit carries ok or error only: `exit(3)` arrives as exit(1).
+    assert_stopped(&env, kind, &out, "it called exit(1); a plugin returns from its call instead");
+    env
+}
+
+#[test]
+fn reporter_malformed_replies_are_errors() {
+    let env = not_utf8_and_exit(Kind::Reporter);
+    configure(&env, Kind::Reporter, "", "mode = \"lines\"");
+    let out = run(&env, Kind::Reporter);
+    assert_stopped(&env, Kind::Reporter, &out, "first\\nvx: error: forged\\u{1b}[2J");
+    assert!(!out.stderr.contains('\u{1b}') && !out.stderr.contains("\nvx: error: forged"), "{out}");
+    configure(&env, Kind::Reporter, "", "mode = \"not-utf8-log\"");
+    let out = run(&env, Kind::Reporter);
+    assert_stopped(&env, Kind::Reporter, &out, "invalid utf-8");
+}
+
+#[test]
+fn cache_backend_malformed_replies_are_misses_and_never_restored() {
+    not_utf8_and_exit(Kind::Cache);
+    let env = fixture(Kind::Cache, "", "");
+    run(&env, Kind::Cache).assert_success();
+    let first: Vec<_> = std::fs::read_dir(env.root().join("store")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(first.len(), 1, "uploaded");
+    for (mode, why) in [("garbage", "not a vx cache entry"), ("truncated", "body is"), ("other-key", "holds key")] {
+        std::fs::remove_dir_all(env.root().join("app/dist")).unwrap();
+        // `other-key` answers with the entry stored for the first key, so
+        // the task's key must have changed since.
+        let word = if mode == "other-key" { "changed" } else { "built" };
+        let toml = env.read("app/vx.toml").replace("echo built", &format!("echo {word}"));
+        env.write("app/vx.toml", &toml);
+        configure(&env, Kind::Cache, "", &format!("mode = \"{mode}\""));
+        let out = run(&env, Kind::Cache);
+        out.assert_success();
+        assert_eq!(out.summary().cached, 0, "{mode}: a miss\n{out}");
+        assert!(
+            out.stderr.contains("the remote cache returned an invalid entry") && out.stderr.contains(why),
+            "{mode}\n{out}"
+        );
+        assert_eq!(out.stderr.matches("invalid entry").count(), 1, "one warning\n{out}");
+        assert_eq!(out.task_lines("app#build"), [word], "{mode}: the task ran\n{out}");
+        assert_eq!(env.read("app/dist/o.txt"), "out\n");
+    }
+}
+
+#[test]
+fn executor_malformed_replies_fail_the_task() {
+    let env = not_utf8_and_exit(Kind::Executor);
+    for code in [-1, 256, i32::MIN] {
+        configure(&env, Kind::Executor, "", &format!("mode = \"exit-code\"\ncode = {code}"));
+        let out = run(&env, Kind::Executor);
+        assert_stopped(
+            &env,
+            Kind::Executor,
+            &out,
+            &format!("it returned exit code {code}, which no process exits with"),
+        );
+    }
+    configure(&env, Kind::Executor, "", "mode = \"exit-code\"\ncode = 7");
+    let out = run(&env, Kind::Executor);
+    out.assert_code(1);
+    assert!(out.stdout.contains("exit code 7"), "a real exit code fails the task as a process's would\n{out}");
+}
+
+// Escape attempts without a grant. Each kind runs the same probe (the
+// `hostile` crate) with `dirs = ["data"]` (read-only) and `env =
+// ["GRANTED"]` granted, and logs one line per attempt.
+
+/// The probe's lines, `NAME` to `ok: …` or `refused: …`.
+fn probe_lines(kind: Kind, out: &Output) -> std::collections::BTreeMap<String, String> {
+    let prefix = format!("vx: plugin `{}` warn: probe ", kind.name());
+    out.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter_map(|l| l.split_once(": "))
+        .map(|(name, result)| (name.to_string(), result.to_string()))
+        .collect()
+}
+
+fn escapes(kind: Kind) -> (TestEnv, std::collections::BTreeMap<String, String>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dirs =
+        if kind == Kind::Cache { "dirs = [\"data\", { path = \"store\", rw = true }]" } else { "dirs = [\"data\"]" };
+    let programs =
+        if kind == Kind::Executor { "allow-programs = [{ program = \"sh\", args = [\"-c\", \"pwd\"] }]\n" } else { "" };
+    let mode = if kind == Kind::Reporter { "probe" } else { "escape" };
+    let env = fixture(
+        kind,
+        &format!("{dirs}\nenv = [\"GRANTED\"]\n{programs}"),
+        &format!("mode = \"{mode}\"\nport = {port}"),
+    );
+    let out = env
+        .vx_command(&match kind {
+            Kind::Reporter => vec!["run", "build", "--report", "kit", "--report-file", "out.txt"],
+            _ => vec!["run", "build"],
+        })
+        .env("GRANTED", "g")
+        .env("SECRET", "s")
+        .output();
+    out.assert_success();
+    let lines = probe_lines(kind, &out);
+    assert_eq!(lines.get("read-granted").map(String::as_str), Some("ok: granted data"), "the control\n{out}");
+    for name in
+        ["read-absolute", "read-outside", "read-dotdot", "read-symlink-up", "read-symlink-root", "write-read-only"]
+    {
+        assert!(lines[name].starts_with("refused: "), "{name}: {}\n{out}", lines[name]);
+    }
+    assert!(!env.root().join("data/new.txt").exists());
+    assert_eq!(lines["env"], "ok: [GRANTED]", "only the granted variable\n{out}");
+    assert_eq!(lines["args"], "ok: 0");
+    assert_eq!(lines["stdin"], "ok: 0 bytes", "stdin is closed");
+    for name in ["tcp-connect", "tcp-listen", "udp-bind", "dns"] {
+        assert!(lines[name].starts_with("refused: "), "{name}: {}\n{out}", lines[name]);
+    }
+    assert!(listener.accept().is_err(), "nothing reached the listener");
+    assert!(lines["spawn"].starts_with("refused: "), "WASI has no processes: {}", lines["spawn"]);
+    // vx does not restrict clocks: a plugin sees the real wall clock.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let seen: u64 = lines["wall-clock"].trim_start_matches("ok: ").parse().unwrap();
+    assert!(seen.abs_diff(now) < 3600, "the plugin's wall clock {seen} is the host's {now}");
+    assert_eq!(lines["monotonic-clock"], "ok: true");
+    (env, lines)
+}
+
+#[test]
+fn reporter_escape_attempts_are_refused() {
+    escapes(Kind::Reporter);
+}
+
+#[test]
+fn cache_backend_escape_attempts_are_refused() {
+    escapes(Kind::Cache);
+}
+
+#[test]
+fn executor_escape_attempts_are_refused() {
+    let (_env, lines) = escapes(Kind::Executor);
+    assert!(
+        lines["vx-spawn-granted"].starts_with("ok: exit 0 ") && lines["vx-spawn-granted"].ends_with("/app"),
+        "{lines:?}"
+    );
+    let refused = [
+        ("vx-spawn-other", "`env` is not in [plugins.ex].allow-programs"),
+        ("vx-spawn-args", "does not match [plugins.ex].allow-programs"),
+        ("vx-spawn-path", "`/bin/sh` is not in [plugins.ex].allow-programs"),
+        ("vx-spawn-cwd-dotdot", "cwd `..` must be a workspace-relative path without `..`"),
+        ("vx-spawn-cwd-absolute", "cwd `/` must be a workspace-relative path"),
+        ("vx-spawn-cwd-symlink", "cwd `data/root` is not a directory inside the workspace"),
+    ];
+    for (name, why) in refused {
+        assert!(
+            lines[name].starts_with("refused: Error::Denied(") && lines[name].contains(why),
+            "{name}: {}",
+            lines[name]
+        );
+    }
 }

@@ -364,9 +364,15 @@ impl LoadedPlugin {
         if let Some(panic) = &state.panic {
             return PluginError::new(name, call, PluginErrorKind::Trapped, one_line(panic, MAX_MESSAGE));
         }
+        // A guest's `exit` reaches vx as an error whose context is a wasm
+        // backtrace, and whose first line says nothing: name the exit.
+        if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            let text = format!("it called exit({}); a plugin returns from its call instead", exit.0);
+            return PluginError::new(name, call, PluginErrorKind::Trapped, text);
+        }
         let text = match e.downcast_ref::<Trap>() {
             Some(trap) => format!("it trapped: {trap}"),
-            None => first_line(&format!("{e:#}")).to_string(),
+            None => one_line(first_line(&e.root_cause().to_string()), MAX_MESSAGE),
         };
         PluginError::new(name, call, PluginErrorKind::Trapped, text)
     }

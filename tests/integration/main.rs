@@ -28,6 +28,7 @@ mod paths;
 mod picker;
 mod plan_views;
 mod plugins;
+mod plugins_hostile;
 mod reapi_cache;
 mod reapi_exec;
 mod reapi_hostile;

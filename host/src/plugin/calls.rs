@@ -13,13 +13,8 @@ use super::bindings::reporter::exports::vx::plugin::report;
 use super::error::{PluginError, PluginErrorKind};
 use super::load::{LoadedPlugin, World};
 use super::process::ExecContext;
-use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn};
+use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn, mib};
 use crate::events::{CacheOutcome, RunSummary, TaskStatus};
-
-/// A report is refused past this size.
-pub const MAX_REPORT: usize = 256 << 20;
-/// A downloaded cache entry is refused past this size.
-pub const MAX_BLOB: usize = 4 << 30;
 
 /// What a plugin says about itself, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +57,9 @@ impl LoadedPlugin {
                 ));
             }
         }
-        if raw.requests.len() > 100 || raw.requests.iter().any(|r| !r.contains('=') || r.len() > 500) {
+        if raw.requests.len() > 100
+            || raw.requests.iter().any(|r| !r.contains('=') || r.len() > 500 || r.contains(char::is_control))
+        {
             return Err(bad("it returned malformed requests; each is KEY=VALUE, like env=TOKEN".to_string()));
         }
         Ok(Info {
@@ -80,12 +77,18 @@ impl LoadedPlugin {
         let out =
             self.call("render", |exports, store| exports.reporter(store)?.vx_plugin_report().call_render(store, &wit))?;
         let bytes = out.map_err(|e| PluginError::returned(self.name(), "render", e))?;
-        if bytes.len() > MAX_REPORT {
+        let limit = self.limits().output;
+        if bytes.len() as u64 > limit {
             return Err(PluginError::new(
                 self.name(),
                 "render",
-                PluginErrorKind::Returned,
-                "its report is larger than 256 MiB",
+                PluginErrorKind::OutOfMemory,
+                format!(
+                    "its report is {} MiB, more than its output limit of {}; raise `[plugins.{}].limits.output` in vx.toml if it needs more",
+                    bytes.len() >> 20,
+                    mib(limit),
+                    self.name()
+                ),
             ));
         }
         Ok(bytes)
@@ -109,8 +112,7 @@ impl LoadedPlugin {
     /// Downloads the entry of `key`; `None` on a miss.
     pub fn cache_get(&self, key: &str) -> Result<Option<Vec<u8>>, PluginError> {
         let (hit, data) = self.pooled_call("get", |backend, store| {
-            let sink: Resource<BlobWriter> =
-                store.data_mut().table.push(BlobWriter { data: Vec::new(), cap: MAX_BLOB })?;
+            let sink: Resource<BlobWriter> = store.data_mut().table.push(BlobWriter { data: Vec::new() })?;
             let borrowed = Resource::new_borrow(sink.rep());
             let result = backend.vx_plugin_cache().call_get(&mut *store, key, borrowed);
             let writer = store.data_mut().table.delete(sink)?;
@@ -180,6 +182,17 @@ impl LoadedPlugin {
             result
         })?;
         let outcome = out.map_err(|e| PluginError::returned(self.name(), "execute", e))?;
+        // The exit code decides the task's status and is kept in history and
+        // the cache: one no process can exit with is the plugin's bug, not
+        // the task's result.
+        if !(0..=255).contains(&outcome.exit_code) {
+            return Err(PluginError::new(
+                self.name(),
+                "execute",
+                PluginErrorKind::Returned,
+                format!("it returned exit code {}, which no process exits with (0 to 255)", outcome.exit_code),
+            ));
+        }
         Ok(ExecOutcome { exit_code: outcome.exit_code, duration_ms: outcome.duration_ms })
     }
 }

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::bindings::WitError;
+use super::text::{MAX_MESSAGE, one_line};
 
 /// A failed plugin call or load.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,11 +41,12 @@ impl PluginError {
 
     /// The plugin's own error value, turned into a message.
     pub fn returned(plugin: &str, call: &str, err: WitError) -> PluginError {
+        let line = |m: &str| one_line(m, MAX_MESSAGE);
         let text = match err {
-            WitError::InvalidConfig(m) => format!("invalid config: {m}"),
-            WitError::Denied(m) => format!("denied: {m}"),
-            WitError::Unavailable(m) => format!("unavailable: {m}"),
-            WitError::Failed(m) => m,
+            WitError::InvalidConfig(m) => format!("invalid config: {}", line(&m)),
+            WitError::Denied(m) => format!("denied: {}", line(&m)),
+            WitError::Unavailable(m) => format!("unavailable: {}", line(&m)),
+            WitError::Failed(m) => line(&m),
         };
         PluginError::new(plugin, call, PluginErrorKind::Returned, text)
     }

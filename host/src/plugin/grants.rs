@@ -14,6 +14,10 @@ pub const DEFAULT_MEMORY: u64 = 256 << 20;
 pub const DEFAULT_CPU: Duration = Duration::from_secs(10);
 /// Default wall-clock time one call may take (host calls included).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default size of what one call may hand to vx: a report, a downloaded
+/// cache entry, an executor's task output. vx holds each in memory, so this
+/// bounds its memory whatever the plugin streams.
+pub const DEFAULT_OUTPUT: u64 = 1 << 30;
 
 /// A plugin's resource limits (`[plugins.NAME].limits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,11 +25,13 @@ pub struct Limits {
     pub memory: u64,
     pub cpu: Duration,
     pub call_timeout: Duration,
+    /// Bytes one call may hand to vx (`limits.output`).
+    pub output: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { memory: DEFAULT_MEMORY, cpu: DEFAULT_CPU, call_timeout: DEFAULT_CALL_TIMEOUT }
+        Limits { memory: DEFAULT_MEMORY, cpu: DEFAULT_CPU, call_timeout: DEFAULT_CALL_TIMEOUT, output: DEFAULT_OUTPUT }
     }
 }
 
@@ -177,17 +183,20 @@ fn read_limits(settings: &PluginSettings, key: &str) -> Result<Limits, String> {
     for (k, v) in &settings.limits {
         let text = match v {
             toml::Value::String(s) => s.clone(),
-            toml::Value::Integer(i) if k == "memory" => i.to_string(),
+            toml::Value::Integer(i) if k == "memory" || k == "output" => i.to_string(),
             _ => return Err(format!("{key}.{k}: write it as a string, like \"256MiB\" or \"10s\"")),
         };
         match k.as_str() {
             "memory" => limits.memory = parse_size(&text).map_err(|m| format!("{key}.memory: {m}"))?,
+            "output" => limits.output = parse_size(&text).map_err(|m| format!("{key}.output: {m}"))?,
             "cpu" => limits.cpu = parse_duration(&text).map_err(|m| format!("{key}.cpu: {m}"))?,
             "call-timeout" => {
                 limits.call_timeout = parse_duration(&text).map_err(|m| format!("{key}.call-timeout: {m}"))?
             }
             other => {
-                return Err(format!("{key}: unknown limit `{other}`; the limits are memory, cpu and call-timeout"));
+                return Err(format!(
+                    "{key}: unknown limit `{other}`; the limits are memory, cpu, call-timeout and output"
+                ));
             }
         }
     }

@@ -15,6 +15,7 @@ use super::grants::{Grants, Limits};
 use super::lock::read_pin;
 use super::pool::InstancePool;
 use super::state::{LogRecord, PluginContext, State, Stop, mib, thread_cpu};
+use super::text::{MAX_MESSAGE, one_line};
 use crate::config::PluginSettings;
 
 /// Plugin files larger than this are refused before hashing.
@@ -264,6 +265,9 @@ impl LoadedPlugin {
             let limits = state.plugin.limits;
             let cpu = thread_cpu().saturating_sub(state.cpu_at_start);
             let wall = state.call_started.elapsed();
+            if matches!(state.stop, Some(Stop::Output { .. })) {
+                return Ok(UpdateDeadline::Interrupt);
+            }
             if state.exec.as_ref().is_some_and(|e| e.control.cancel.load(std::sync::atomic::Ordering::SeqCst)) {
                 state.stop = Some(Stop::Cancelled);
                 return Ok(UpdateDeadline::Interrupt);
@@ -300,49 +304,75 @@ impl LoadedPlugin {
         let mut store = self.store(call)?;
         let result = f(&self.exports(), &mut store);
         flush_output(self.name(), store.data_mut());
-        result.map_err(|e| self.trap_error(call, store.data(), &e))
+        match result {
+            Ok(value) => self.stop_error(call, store.data()).map_or(Ok(value), Err),
+            Err(e) => Err(self.trap_error(call, store.data(), &e)),
+        }
     }
 
-    pub(super) fn trap_error(&self, call: &str, state: &State, e: &wasmtime::Error) -> PluginError {
+    /// The error of a call that a limit stopped, if one did. A call can
+    /// return normally after a limit was hit (an output limit is noticed at
+    /// the next epoch tick, or the plugin returns before it), and it fails
+    /// all the same: what it handed vx was cut short.
+    pub(super) fn stop_error(&self, call: &str, state: &State) -> Option<PluginError> {
         let name = self.name();
         let key = |k: &str| format!("`[plugins.{name}].limits.{k}` in vx.toml");
-        match &state.stop {
-            Some(Stop::Cancelled) => {
-                return PluginError::new(name, call, PluginErrorKind::OutOfTime, "stopped with its task");
-            }
-            Some(Stop::Cpu(limit)) => {
-                let text = format!(
+        let (kind, text) = match state.stop.as_ref()? {
+            Stop::Cancelled => (PluginErrorKind::OutOfTime, "stopped with its task".to_string()),
+            Stop::Cpu(limit) => (
+                PluginErrorKind::OutOfTime,
+                format!(
                     "stopped after using its CPU budget of {}; raise {} if it needs more",
                     crate::report::format_duration(*limit),
                     key("cpu")
-                );
-                return PluginError::new(name, call, PluginErrorKind::OutOfTime, text);
-            }
-            Some(Stop::WallClock(limit)) => {
-                let text = format!(
+                ),
+            ),
+            Stop::WallClock(limit) => (
+                PluginErrorKind::OutOfTime,
+                format!(
                     "stopped after its call timeout of {}; raise {} if it needs more",
                     crate::report::format_duration(*limit),
                     key("call-timeout")
-                );
-                return PluginError::new(name, call, PluginErrorKind::OutOfTime, text);
-            }
-            Some(Stop::Memory { limit, wanted }) => {
-                let text = format!(
+                ),
+            ),
+            Stop::Memory { limit, wanted } => (
+                PluginErrorKind::OutOfMemory,
+                format!(
                     "memory limit {} exceeded (it asked for {} MiB); raise {} if it needs more",
                     mib(*limit),
                     wanted >> 20,
                     key("memory")
-                );
-                return PluginError::new(name, call, PluginErrorKind::OutOfMemory, text);
-            }
-            None => {}
+                ),
+            ),
+            Stop::Output { limit, what } => (
+                PluginErrorKind::OutOfMemory,
+                format!(
+                    "stopped after handing vx more than its output limit of {} ({what}); raise {} if it needs more",
+                    mib(*limit),
+                    key("output")
+                ),
+            ),
+        };
+        Some(PluginError::new(name, call, kind, text))
+    }
+
+    pub(super) fn trap_error(&self, call: &str, state: &State, e: &wasmtime::Error) -> PluginError {
+        let name = self.name();
+        if let Some(stopped) = self.stop_error(call, state) {
+            return stopped;
         }
         if let Some(panic) = &state.panic {
-            return PluginError::new(name, call, PluginErrorKind::Trapped, panic.clone());
+            return PluginError::new(name, call, PluginErrorKind::Trapped, one_line(panic, MAX_MESSAGE));
+        }
+        // A guest's `exit` reaches vx as an error whose context is a wasm
+        // backtrace, and whose first line says nothing: name the exit.
+        if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            let text = format!("it called exit({}); a plugin returns from its call instead", exit.0);
+            return PluginError::new(name, call, PluginErrorKind::Trapped, text);
         }
         let text = match e.downcast_ref::<Trap>() {
             Some(trap) => format!("it trapped: {trap}"),
-            None => first_line(&format!("{e:#}")).to_string(),
+            None => one_line(first_line(&e.root_cause().to_string()), MAX_MESSAGE),
         };
         PluginError::new(name, call, PluginErrorKind::Trapped, text)
     }
@@ -380,15 +410,19 @@ impl Exports<'_> {
     }
 }
 
+/// A line of a plugin's output or log is cut to this many characters.
+const MAX_LINE: usize = 4000;
+
 /// Shows what the plugin printed and logged during a call, each line
-/// prefixed with its name. Info and below only with `VX_PLUGIN_LOG=1`.
+/// prefixed with its name and made printable (`text`). Info and below only
+/// with `VX_PLUGIN_LOG=1`.
 pub(super) fn flush_output(name: &str, state: &mut State) {
     static VERBOSE: OnceLock<bool> = OnceLock::new();
     let verbose = *VERBOSE.get_or_init(|| std::env::var_os("VX_PLUGIN_LOG").is_some_and(|v| v == "1"));
     let mut out = String::new();
     for stream in [state.stdout.take(), state.stderr.take()] {
         for line in String::from_utf8_lossy(&stream).lines() {
-            out.push_str(&format!("vx: plugin `{name}`: {line}\n"));
+            out.push_str(&format!("vx: plugin `{name}`: {}\n", one_line(line, MAX_LINE)));
         }
     }
     for LogRecord { level, message, fields } in state.logs.drain(..) {
@@ -402,8 +436,9 @@ pub(super) fn flush_output(name: &str, state: &mut State) {
                 Level::Warn => "warn",
                 Level::Error => "error",
             };
-            let fields: String = fields.iter().map(|(k, v)| format!(" {k}={v}")).collect();
-            out.push_str(&format!("vx: plugin `{name}` {level}: {message}{fields}\n"));
+            let fields: String =
+                fields.iter().map(|(k, v)| format!(" {}={}", one_line(k, MAX_LINE), one_line(v, MAX_LINE))).collect();
+            out.push_str(&format!("vx: plugin `{name}` {level}: {}{fields}\n", one_line(&message, MAX_LINE)));
         }
     }
     if state.dropped_logs > 0 {

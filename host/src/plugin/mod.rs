@@ -20,6 +20,7 @@
 //! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
 //! | `scaffold`  | `vx plugin new`: a plugin crate per world, ready to build |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
+//! | `text`      | what a plugin says to the user, made one printable, bounded line |
 //!
 //! Errors that leave the module are typed: `PluginError` for loads and
 //! calls, `LockError` for `vx.lock`, `EngineError` for the engine's start.
@@ -48,6 +49,7 @@ mod reporter;
 mod scaffold;
 mod state;
 mod stdio;
+mod text;
 
 pub use bindings::StreamKind;
 pub use cache_backend::PluginBackend;

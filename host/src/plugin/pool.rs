@@ -123,6 +123,7 @@ impl LoadedPlugin {
         let state = instance.store.data_mut();
         flush_output(self.name(), state);
         match result {
+            Ok(_) if state.stop.is_some() => Err(self.stop_error(call, instance.store.data()).expect("stopped")),
             Ok(value) => {
                 if state.reusable() {
                     self.pool.give_back(instance);

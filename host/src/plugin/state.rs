@@ -58,11 +58,11 @@ pub struct BlobReader {
     pub pos: usize,
 }
 
-/// Bytes a plugin streams into vx (a cache entry being downloaded).
+/// Bytes a plugin streams into vx (a cache entry being downloaded), at most
+/// `limits.output` of them (checked by the `write` import).
 #[derive(Debug)]
 pub struct BlobWriter {
     pub data: Vec<u8>,
-    pub cap: usize,
 }
 
 /// One log record from a plugin.
@@ -83,6 +83,11 @@ pub enum Stop {
     Memory {
         limit: u64,
         wanted: u64,
+    },
+    /// It handed vx more than `limits.output` bytes (task output, a blob).
+    Output {
+        limit: u64,
+        what: &'static str,
     },
 }
 
@@ -110,6 +115,8 @@ pub struct State {
     /// Linear memory of the instance, summed over its memories: it only
     /// grows, and outlives a call on a pooled instance.
     pub memory: u64,
+    /// Bytes this call wrote to vx's output sinks and blob writers.
+    pub handed: u64,
 }
 
 impl State {
@@ -120,6 +127,10 @@ impl State {
         let stderr = CapturedOutput::new(STDIO_CAPACITY);
         let mut builder = WasiCtxBuilder::new();
         builder.stdout(stdout.clone()).stderr(stderr.clone());
+        // No sockets: wasmtime-wasi denies them by default, and vx says so
+        // here so that a change of default upstream cannot open them. A
+        // plugin reaches the network only through wasi:http and `allow-hosts`.
+        builder.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
         for name in &plugin.grants.env {
             if let Ok(value) = std::env::var(name) {
                 builder.env(name, value);
@@ -150,6 +161,7 @@ impl State {
             wall_limit: Some(plugin_limits.call_timeout),
             exec: None,
             memory: 0,
+            handed: 0,
         })
     }
 
@@ -161,6 +173,7 @@ impl State {
         self.panic = None;
         self.stop = None;
         self.exec = None;
+        self.handed = 0;
         self.wall_limit = Some(self.plugin.limits.call_timeout);
         self.call_started = Instant::now();
         self.cpu_at_start = thread_cpu();
@@ -300,6 +313,23 @@ impl host::Host for State {
     }
 }
 
+impl State {
+    /// Counts `len` more bytes handed to vx; `false` (and the call marked
+    /// to stop) once the call is past `limits.output`.
+    fn hand(&mut self, len: usize, what: &'static str) -> bool {
+        let limit = self.plugin.limits.output;
+        if self.stop.is_some() {
+            return false;
+        }
+        self.handed = self.handed.saturating_add(len as u64);
+        if self.handed > limit {
+            self.stop = Some(Stop::Output { limit, what });
+            return false;
+        }
+        true
+    }
+}
+
 fn truncate(text: &mut String, max: usize) {
     if text.len() > max {
         let mut end = max;
@@ -316,7 +346,13 @@ fn stale(what: &str) -> WitError {
 }
 
 impl host::HostOutputSink for State {
+    /// Past `limits.output` the bytes are dropped and the call is stopped
+    /// at the next epoch tick: `write` has no error to return, and a plugin
+    /// streaming endlessly must not grow vx's copy of the task's log.
     fn write(&mut self, sink: Resource<OutputSink>, kind: StreamKind, data: Vec<u8>) {
+        if !self.hand(data.len(), "task output") {
+            return;
+        }
         if let Ok(sink) = self.table.get_mut(&sink) {
             (sink.write)(kind, &data);
         }
@@ -348,10 +384,11 @@ impl host::HostBlobReader for State {
 
 impl host::HostBlobWriter for State {
     fn write(&mut self, writer: Resource<BlobWriter>, data: Vec<u8>) -> Result<(), WitError> {
-        let writer = self.table.get_mut(&writer).map_err(|_| stale("blob-writer"))?;
-        if writer.data.len() + data.len() > writer.cap {
-            return Err(WitError::Failed(format!("the blob is larger than the {} vx accepts", mib(writer.cap as u64))));
+        if !self.hand(data.len(), "cache entry") {
+            let limit = self.plugin.limits.output;
+            return Err(WitError::Failed(format!("the entry is larger than the {} vx accepts", mib(limit))));
         }
+        let writer = self.table.get_mut(&writer).map_err(|_| stale("blob-writer"))?;
         writer.data.extend_from_slice(&data);
         Ok(())
     }

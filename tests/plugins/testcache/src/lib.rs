@@ -3,6 +3,12 @@
 //! bytes that are no cache entry; `mode = "down"` fails every call as
 //! unavailable; `mode = "probe"` makes `get` of a few keys probe the host's
 //! instance pool (see [`probe`]).
+//!
+//! Hostile modes of `get` (the `hostile` crate): `spin`, `alloc` (1 GiB),
+//! `recurse`, `flood` (an endless entry), `flood-log`, `not-utf8` (an error
+//! value that is not UTF-8), `other-key` (the stored entry of another key),
+//! `truncated` (the stored entry, cut short), `escape` (the escape attempts,
+//! logged; `port` is the test's listener), `exit` (calls `exit(3)`).
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +28,7 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 struct Config {
     dir: Option<String>,
     mode: Option<String>,
+    port: Option<u16>,
 }
 
 impl Config {
@@ -66,6 +73,47 @@ fn probe(key: &str, sink: &BlobWriter, calls: u64) -> Result<bool, Error> {
     Ok(true)
 }
 
+/// `get` in a hostile mode; `None` for the modes that are not.
+fn hostile_get(config: &Config, mode: &str, key: &str, sink: &BlobWriter) -> Result<Option<bool>, Error> {
+    let dir = config.dir.as_deref().unwrap_or("store");
+    let stored = |keep: &dyn Fn(&str) -> bool| -> Result<Vec<u8>, Error> {
+        for entry in std::fs::read_dir(dir)? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            if keep(&name) {
+                return Ok(std::fs::read(format!("{dir}/{name}"))?);
+            }
+        }
+        Err(Error::failed("nothing stored to misuse"))
+    };
+    let mut out = blob::Writer::new(sink);
+    match mode {
+        "spin" => hostile::spin(),
+        "alloc" => out.write_all(&hostile::alloc_gib().to_le_bytes())?,
+        "recurse" => out.write_all(&hostile::recurse(0).to_le_bytes())?,
+        "flood" => {
+            // Ignores vx's refusal and keeps writing: vx must stop it.
+            let chunk = hostile::big(1 << 20);
+            loop {
+                let _ = out.write_all(&chunk);
+            }
+        }
+        "flood-log" => hostile::flood_log(300),
+        "not-utf8" => return Err(Error::failed(hostile::not_utf8())),
+        "other-key" => out.write_all(&stored(&|name| name != key)?)?,
+        "truncated" => {
+            let entry = stored(&|name| name == key)?;
+            out.write_all(&entry[..entry.len() - 10])?;
+        }
+        "escape" => {
+            hostile::log_probe(config.port.unwrap_or(9));
+            return Ok(Some(false));
+        }
+        "exit" => std::process::exit(3),
+        _ => return Ok(None),
+    }
+    Ok(Some(true))
+}
+
 struct Testcache;
 
 impl Describe for Testcache {
@@ -91,7 +139,12 @@ impl CacheBackend for Testcache {
                 return Ok(true);
             }
             Some("probe") => return probe(key, sink, calls),
-            _ => {}
+            Some(mode) => {
+                if let Some(hit) = hostile_get(config, mode, key, sink)? {
+                    return Ok(hit);
+                }
+            }
+            None => {}
         }
         let Ok(mut file) = std::fs::File::open(&path) else { return Ok(false) };
         let mut buf = vec![0u8; 64 << 10];

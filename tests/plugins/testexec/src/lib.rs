@@ -5,7 +5,12 @@
 //! - `leak`: starts the task's argv, forwards its first chunk of output
 //!   (so it surely runs), and returns without waiting: vx must kill what
 //!   was left running when the call ends;
-//! - `drop`: the same, but drops the handle before returning.
+//! - `drop`: the same, but drops the handle before returning;
+//! - hostile (the `hostile` crate): `spin`, `alloc` (1 GiB), `recurse`,
+//!   `flood` (endless output lines), `flood-log`, `not-utf8` (an error
+//!   value that is not UTF-8), `exit-code` (returns `code` without running
+//!   anything), `escape` (the escape attempts and the `process` ones below,
+//!   logged; `port` is the test's listener), `exit` (calls `exit(3)`).
 
 use serde::Deserialize;
 use vx_plugin_sdk::executor::{Command, Executor, Outcome, OutputSink, StreamKind, Task, forward_output, spawn};
@@ -18,6 +23,40 @@ struct Config {
     program: Option<String>,
     #[serde(default)]
     args: Vec<String>,
+    code: Option<i32>,
+    port: Option<u16>,
+}
+
+/// Spawns through vx's `process` import, as a probe line.
+fn try_spawn(name: &str, command: &Command) -> String {
+    let result = spawn(command).and_then(|child| {
+        let mut text = Vec::new();
+        while let Some((_, data)) = child.next_output()? {
+            text.extend_from_slice(&data);
+        }
+        Ok(format!("exit {} {}", child.wait()?, String::from_utf8_lossy(&text).trim()))
+    });
+    match result {
+        Ok(what) => format!("probe {name}: ok: {what}"),
+        Err(e) => format!("probe {name}: refused: {e:?}"),
+    }
+}
+
+/// Ways out through `process`; the test grants only `sh -c pwd`.
+fn process_probe() {
+    let pwd = || Command::new("sh").args(["-c", "pwd"]);
+    let probes = [
+        try_spawn("vx-spawn-granted", &pwd()),
+        try_spawn("vx-spawn-other", &Command::new("env")),
+        try_spawn("vx-spawn-args", &Command::new("sh").args(["-c", "cat /etc/passwd"])),
+        try_spawn("vx-spawn-path", &Command::new("/bin/sh").args(["-c", "pwd"])),
+        try_spawn("vx-spawn-cwd-dotdot", &pwd().cwd("..")),
+        try_spawn("vx-spawn-cwd-absolute", &pwd().cwd("/")),
+        try_spawn("vx-spawn-cwd-symlink", &pwd().cwd("data/root")),
+    ];
+    for text in probes {
+        vx_plugin_sdk::log::warn(&text);
+    }
 }
 
 struct Testexec;
@@ -66,6 +105,27 @@ impl Executor for Testexec {
                 out.write(StreamKind::Stdout, b"dropped the child\n");
                 done(0)
             }
+            "spin" => hostile::spin(),
+            "alloc" => done(hostile::alloc_gib() as i32 - 1),
+            "recurse" => done(hostile::recurse(0) as i32),
+            "flood" => {
+                let line = format!("{}\n", "z".repeat(1023));
+                loop {
+                    out.write(StreamKind::Stdout, line.as_bytes());
+                }
+            }
+            "flood-log" => {
+                hostile::flood_log(300);
+                done(0)
+            }
+            "not-utf8" => Err(Error::failed(hostile::not_utf8())),
+            "exit-code" => done(config.code.unwrap_or(-1)),
+            "escape" => {
+                hostile::log_probe(config.port.unwrap_or(9));
+                process_probe();
+                done(0)
+            }
+            "exit" => std::process::exit(3),
             other => Err(Error::invalid_config(format!("config.mode: unknown mode `{other}`"))),
         }
     }

@@ -1,8 +1,12 @@
 //! A reporter for the host's tests. `[plugins.NAME.config] mode = …`:
-//! `list` (default) prints one line per task; `spin` loops forever; `alloc`
-//! touches 1 GiB; `panic` panics; `env` prints the variable `var`; `read`
-//! prints the file `path`; `write` writes `path`; `fail` returns an error;
-//! `log` logs a warning.
+//! `list` (default) prints one line per task; `env` prints the variable
+//! `var`; `read` prints the file `path`; `write` writes `path`; `fail`
+//! returns an error; `log` logs a warning. Hostile modes (the `hostile`
+//! crate): `spin`, `alloc` (1 GiB), `recurse`, `flood-log`, `flood-stdout`,
+//! `big` (a report of `mib` MiB), `not-utf8` (an error value that is not
+//! UTF-8), `not-utf8-log`, `lines` (an error value of many lines with an
+//! escape sequence), `probe` (escape attempts; `port` is the test's
+//! listener), `exit` (calls `exit(3)`), `panic`.
 
 use serde::Deserialize;
 use vx_plugin_sdk::reporter::{Reporter, Run};
@@ -14,6 +18,8 @@ struct Config {
     mode: Option<String>,
     var: Option<String>,
     path: Option<String>,
+    mib: Option<usize>,
+    port: Option<u16>,
 }
 
 struct Testkit;
@@ -37,17 +43,26 @@ impl Reporter for Testkit {
                 }
                 out
             }
-            "spin" => {
-                let mut n: u64 = 0;
-                loop {
-                    n = std::hint::black_box(n.wrapping_add(1));
-                }
+            "spin" => hostile::spin(),
+            "alloc" => format!("allocated {}\n", hostile::alloc_gib()),
+            "recurse" => format!("recursed {}\n", hostile::recurse(0)),
+            "flood-log" => {
+                hostile::flood_log(300);
+                "flooded\n".to_string()
             }
-            "alloc" => {
-                let mut big = vec![0u8; 1 << 30];
-                big[12345] = 1;
-                format!("allocated {}\n", big.iter().map(|b| *b as u64).sum::<u64>())
+            "flood-stdout" => hostile::flood_stdout(),
+            "big" => return Ok(hostile::big(config.mib.unwrap_or(200) << 20)),
+            "not-utf8" => return Err(Error::failed(hostile::not_utf8())),
+            "not-utf8-log" => {
+                hostile::log_not_utf8();
+                "logged\n".to_string()
             }
+            "lines" => return Err(Error::failed("first\nvx: error: forged\u{1b}[2J")),
+            "probe" => {
+                hostile::log_probe(config.port.unwrap_or(9));
+                "probed\n".to_string()
+            }
+            "exit" => std::process::exit(3),
             "panic" => panic!("testkit was told to panic"),
             "env" => {
                 let var = config.var.as_deref().unwrap_or("TESTKIT_SECRET");

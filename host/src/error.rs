@@ -84,12 +84,68 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
+        // One line whatever a message quotes (DESIGN §3).
+        f.write_str(&flatten(&self.message))?;
         if let Some(hint) = &self.hint {
-            write!(f, "; {hint}")?;
+            write!(f, "; {}", flatten(hint))?;
         }
         Ok(())
     }
 }
 
 impl std::error::Error for Error {}
+
+/// Longest a piece of outside text gets in a message of [`one_line`].
+pub const MAX_LINE_TEXT: usize = 500;
+
+/// Outside text (a plugin's reply, a server's digest, a lockfile's value)
+/// made fit for a one-line message: every run of control characters
+/// (newlines, carriage returns, escapes) becomes one space, and past
+/// [`MAX_LINE_TEXT`] characters it is cut with an ellipsis. Fuzzing found
+/// such text in errors from plugins, lockfiles, archives and REAPI replies.
+pub fn one_line(text: &str) -> String {
+    cut(text, MAX_LINE_TEXT)
+}
+
+/// [`one_line`] without the cut, for vx's own messages.
+fn flatten(text: &str) -> String {
+    cut(text, usize::MAX)
+}
+
+fn cut(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max));
+    let mut chars = 0;
+    let mut in_control = false;
+    for c in text.chars() {
+        if chars == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            if !in_control {
+                out.push(' ');
+                chars += 1;
+            }
+            in_control = true;
+            continue;
+        }
+        in_control = false;
+        out.push(c);
+        chars += 1;
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_text_becomes_one_line_and_is_cut() {
+        assert_eq!(one_line("a\r\n\tb\x1b[0m c"), "a b [0m c");
+        assert_eq!(one_line("\n"), "");
+        assert_eq!(one_line(&"é".repeat(600)).chars().count(), MAX_LINE_TEXT + 1);
+        let e = Error::config("bad `x\ny`").with_hint("mend\rit");
+        assert_eq!(e.to_string(), "bad `x y`; mend it");
+    }
+}

@@ -38,6 +38,8 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod graph;
 pub mod guard;
 pub mod init;

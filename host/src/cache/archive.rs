@@ -90,7 +90,8 @@ pub enum ArchiveError {
     /// Reading, writing or listing one member failed.
     #[error("{path}: {source}")]
     File { path: String, source: std::io::Error },
-    #[error("corrupt archive: {0}")]
+    /// The tar reader's messages may quote the archive's bytes.
+    #[error("corrupt archive: {}", crate::error::one_line(&.0.to_string()))]
     Corrupt(std::io::Error),
     #[error("{0}: link without a target")]
     NoLinkTarget(String),
@@ -297,4 +298,19 @@ pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, ArchiveE
         members.insert(path, member);
     }
     Ok(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by fuzzing (tests/fuzz/regressions/cache_archive): the tar
+    /// reader's message quoted the archive's bytes, a newline among them.
+    #[test]
+    fn a_corrupt_archive_is_a_one_line_error() {
+        let tar = include_bytes!("../../../tests/fuzz/regressions/cache_archive/multi-line-tar-error");
+        let err = read_members(&zstd::encode_all(&tar[..], 1).unwrap()).unwrap_err().to_string();
+        assert!(err.starts_with("corrupt archive: "), "{err:?}");
+        assert!(!err.contains(['\n', '\r']), "{err:?}");
+    }
 }

@@ -141,7 +141,7 @@ impl FileHasher {
         let saved = self.saved.iter().filter(|(path, _, _)| !fresh.contains_key(Path::new(OsStr::from_bytes(path))));
         let mut all: Vec<(&[u8], Stat, blake3::Hash)> = saved
             .chain(fresh.iter().map(|(path, (stat, hash))| (path.as_os_str().as_bytes(), *stat, *hash)))
-            .filter(|(_, stat, _)| now_ns - stat.mtime_ns.max(stat.ctime_ns) >= RACY_NS)
+            .filter(|(_, stat, _)| now_ns.saturating_sub(stat.mtime_ns.max(stat.ctime_ns)) >= RACY_NS)
             .collect();
         all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut out = Vec::with_capacity(MAGIC.len() + all.len() * 96);
@@ -341,6 +341,29 @@ mod tests {
         let on_disk = std::fs::read(&file).unwrap();
         let paths: Vec<&[u8]> = reloaded.saved.records.iter().map(|at| path_at(&on_disk, *at)).collect();
         assert!(paths.windows(2).all(|w| w[0] < w[1]), "saved sorted by path");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Found by fuzzing (tests/fuzz/regressions/stat_index): a record
+    /// whose mtime is i64::MIN overflowed the racy-file check on save.
+    #[test]
+    fn a_record_with_an_extreme_mtime_is_saved_without_overflow() {
+        let dir = std::env::temp_dir().join(format!("vx-hasher-extreme-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut index = MAGIC.to_vec();
+        index.extend_from_slice(&3u32.to_le_bytes());
+        index.extend_from_slice(b"/gone");
+        for v in [1u64, i64::MIN as u64, i64::MIN as u64, 7] {
+            index.extend_from_slice(&v.to_le_bytes());
+        }
+        index.extend_from_slice(&[0; 32]);
+        std::fs::write(dir.join("index"), &index).unwrap();
+        let file = dir.join("a.txt");
+        std::fs::write(&file, "one").unwrap();
+        let hasher = FileHasher::load(dir.join("index"));
+        hasher.hash(&file).unwrap();
+        hasher.save().unwrap();
+        assert!(SavedIndex::parse(std::fs::read(dir.join("index")).unwrap()).is_some(), "saved and readable");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -131,6 +131,14 @@ pub struct TaskRunRecord {
     pub attempts: u32,
 }
 
+impl Invocation {
+    /// How long the invocation took, by its stored times. Rows are read as
+    /// stored, so the difference saturates instead of overflowing.
+    pub fn duration_ms(&self) -> i64 {
+        self.ended_ms.saturating_sub(self.started_ms)
+    }
+}
+
 impl History {
     pub fn open(path: &Path) -> Result<History, HistoryError> {
         if let Some(parent) = path.parent() {

@@ -28,7 +28,7 @@
 //! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
 
 mod anchored;
-mod archive;
+pub(crate) mod archive;
 mod backend;
 mod clear;
 mod deps;

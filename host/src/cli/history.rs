@@ -49,7 +49,7 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
                     "cwd": i.cwd,
                     "tags": i.tags.iter().map(|(k, v)| serde_json::json!({"key": k, "value": v})).collect::<Vec<_>>(),
                     "started_unix_ms": i.started_ms,
-                    "duration_ms": i.ended_ms - i.started_ms,
+                    "duration_ms": i.duration_ms(),
                     "exit_code": i.exit_code,
                     "tasks": i.tasks,
                     "cached": i.cached,
@@ -62,7 +62,7 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
     for i in &recent {
         let rate = if i.tasks > 0 { format!("{}%", i.cached * 100 / i.tasks) } else { "-".into() };
         let tags: Vec<String> = i.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let duration = format_duration(std::time::Duration::from_millis((i.ended_ms - i.started_ms).max(0) as u64));
+        let duration = format_duration(std::time::Duration::from_millis(i.duration_ms().max(0) as u64));
         println!(
             "#{:<5} exit {:<3} {:>8}  {:>3} tasks, {:>4} cached  {}{}",
             i.id,

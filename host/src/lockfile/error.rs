@@ -9,6 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::error::one_line;
+
 /// A lockfile vx found but could not read as a dependency graph.
 #[derive(Debug, thiserror::Error)]
 pub enum LockfileError {
@@ -84,9 +86,12 @@ impl Problem {
     pub(crate) fn at(self, path: &Path) -> LockfileError {
         let path = path.to_path_buf();
         match self {
-            Self::Syntax { line, column, message } => LockfileError::Syntax { path, line, column, message },
-            Self::Malformed(message) => LockfileError::Malformed { path, message },
-            Self::Unsupported(what) => LockfileError::Unsupported { path, what },
+            // Messages quote the file's own text, which may span lines.
+            Self::Syntax { line, column, message } => {
+                LockfileError::Syntax { path, line, column, message: one_line(&message) }
+            }
+            Self::Malformed(message) => LockfileError::Malformed { path, message: one_line(&message) },
+            Self::Unsupported(what) => LockfileError::Unsupported { path, what: one_line(&what) },
         }
     }
 }

@@ -237,4 +237,14 @@ mod tests {
         }
         assert!(matches!(parse(""), Err(Problem::Malformed(_))));
     }
+
+    /// Found by fuzzing (tests/fuzz/regressions/lock_pnpm): a
+    /// `lockfileVersion` that YAML reads as a multi-line key was quoted
+    /// whole in the error, over several lines.
+    #[test]
+    fn an_unreadable_version_is_a_one_line_error() {
+        let text = include_str!("../../../tests/fuzz/regressions/lock_pnpm/multi-line-version");
+        let err = parse(text).map(drop).unwrap_err().at(std::path::Path::new("pnpm-lock.yaml")).to_string();
+        assert!(!err.contains('\n'), "{err:?}");
+    }
 }

@@ -14,6 +14,7 @@ use super::error::{PluginError, PluginErrorKind};
 use super::load::{LoadedPlugin, World};
 use super::process::ExecContext;
 use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn, mib};
+use crate::error::one_line;
 use crate::events::{CacheOutcome, RunSummary, TaskStatus};
 
 /// What a plugin says about itself, checked.
@@ -34,41 +35,7 @@ impl LoadedPlugin {
             World::CacheBackend => exports.cache_backend(store)?.vx_plugin_cache().call_info(store),
             World::Executor => exports.executor(store)?.vx_plugin_exec().call_info(store),
         })?;
-        let bad = |m: String| PluginError::new(self.name(), "info", PluginErrorKind::Returned, m);
-        let plain = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_graphic());
-        if !plain(&raw.name) {
-            return Err(bad(format!("it returned an invalid name {:?}", cut(&raw.name))));
-        }
-        if parse_version(&raw.version).is_none() {
-            return Err(bad(format!(
-                "it returned an invalid version {:?}; expected MAJOR.MINOR.PATCH",
-                cut(&raw.version)
-            )));
-        }
-        if let Some(min) = &raw.min_vx_version {
-            let Some(min_v) = parse_version(min) else {
-                return Err(bad(format!("it returned an invalid min-vx-version {:?}", cut(min))));
-            };
-            let ours = parse_version(env!("CARGO_PKG_VERSION")).unwrap_or_default();
-            if min_v > ours {
-                return Err(PluginError::load(
-                    self.name(),
-                    format!("it needs vx ≥ {min}, and this is vx {}", env!("CARGO_PKG_VERSION")),
-                ));
-            }
-        }
-        if raw.requests.len() > 100
-            || raw.requests.iter().any(|r| !r.contains('=') || r.len() > 500 || r.contains(char::is_control))
-        {
-            return Err(bad("it returned malformed requests; each is KEY=VALUE, like env=TOKEN".to_string()));
-        }
-        Ok(Info {
-            name: raw.name,
-            version: raw.version,
-            min_vx_version: raw.min_vx_version,
-            config_schema: raw.config_schema,
-            requests: raw.requests,
-        })
+        check_info(self.name(), raw)
     }
 
     /// Renders a finished run through a reporter plugin.
@@ -195,6 +162,43 @@ impl LoadedPlugin {
         }
         Ok(ExecOutcome { exit_code: outcome.exit_code, duration_ms: outcome.duration_ms })
     }
+}
+
+/// Checks what a plugin's `info` returned: a plain name, a `MAJOR.MINOR.PATCH`
+/// version, a `min-vx-version` this vx meets, well-formed requests.
+pub(crate) fn check_info(plugin: &str, raw: PluginInfo) -> Result<Info, PluginError> {
+    let bad = |m: String| PluginError::new(plugin, "info", PluginErrorKind::Returned, m);
+    let plain = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_graphic());
+    if !plain(&raw.name) {
+        return Err(bad(format!("it returned an invalid name {:?}", cut(&raw.name))));
+    }
+    if parse_version(&raw.version).is_none() {
+        return Err(bad(format!("it returned an invalid version {:?}; expected MAJOR.MINOR.PATCH", cut(&raw.version))));
+    }
+    if let Some(min) = &raw.min_vx_version {
+        let Some(min_v) = parse_version(min) else {
+            return Err(bad(format!("it returned an invalid min-vx-version {:?}", cut(min))));
+        };
+        let ours = parse_version(env!("CARGO_PKG_VERSION")).unwrap_or_default();
+        if min_v > ours {
+            return Err(PluginError::load(
+                plugin,
+                format!("it needs vx ≥ {}, and this is vx {}", one_line(min), env!("CARGO_PKG_VERSION")),
+            ));
+        }
+    }
+    if raw.requests.len() > 100
+        || raw.requests.iter().any(|r| !r.contains('=') || r.len() > 500 || r.contains(char::is_control))
+    {
+        return Err(bad("it returned malformed requests; each is KEY=VALUE, like env=TOKEN".to_string()));
+    }
+    Ok(Info {
+        name: raw.name,
+        version: raw.version,
+        min_vx_version: raw.min_vx_version,
+        config_schema: raw.config_schema,
+        requests: raw.requests,
+    })
 }
 
 fn cut(text: &str) -> String {

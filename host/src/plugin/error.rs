@@ -39,7 +39,8 @@ impl PluginError {
         PluginError::new(plugin, "load", PluginErrorKind::Load, message)
     }
 
-    /// The plugin's own error value, turned into a message.
+    /// The plugin's own error value, turned into a message of one line
+    /// (found by fuzzing: a reply of `denied: \r` printed over two lines).
     pub fn returned(plugin: &str, call: &str, err: WitError) -> PluginError {
         let line = |m: &str| one_line(m, MAX_MESSAGE);
         let text = match err {
@@ -75,5 +76,30 @@ impl From<PluginError> for crate::Error {
         };
         let kind = if e.kind == PluginErrorKind::Load { crate::ErrorKind::Config } else { crate::ErrorKind::Internal };
         crate::Error::new(kind, e.to_string()).with_hint(hint)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reply fuzzing found (tests/fuzz/regressions/plugin_reply), and
+    /// its relatives: whatever a plugin says, vx's error is one line.
+    #[test]
+    fn a_plugins_error_text_becomes_one_line() {
+        for (text, want) in [
+            ("\r", "plugin `p` failed in `get`: denied: \\r"),
+            (
+                "line one\nline two\r\n\x1b[31mred",
+                "plugin `p` failed in `get`: denied: line one\\nline two\\r\\n\\u{1b}[31mred",
+            ),
+        ] {
+            let e = crate::Error::from(PluginError::returned("p", "get", WitError::Denied(text.to_string())));
+            let shown = e.to_string();
+            assert!(shown.starts_with(want), "{shown:?}");
+            assert!(!shown.contains(['\n', '\r']), "{shown:?}");
+        }
+        let long = PluginError::returned("p", "get", WitError::Failed("x".repeat(10_000)));
+        assert!(long.message.chars().count() <= super::super::text::MAX_MESSAGE + 1, "cut, with an ellipsis");
     }
 }

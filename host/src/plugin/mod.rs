@@ -38,6 +38,7 @@ mod cache_backend;
 mod calls;
 mod engine;
 mod error;
+pub(crate) mod fuzz;
 mod grants;
 mod install;
 mod installed;

@@ -45,15 +45,15 @@ const STREAM_TIME_PER_MIB: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
     /// Not reachable, timed out or broke off: worth a warning, not a retry storm.
-    #[error("{0}")]
+    #[error("{}", crate::error::one_line(.0))]
     Unavailable(String),
     /// The server answered no: permissions, a disabled service, a limit.
-    #[error("{0}")]
+    #[error("{}", crate::error::one_line(.0))]
     Refused(String),
     /// The server sent something vx cannot use (a wrong digest, a bad
     /// message, a blob it was not asked for or left out): it breaks the
     /// protocol, so nothing more it says is trusted in this run.
-    #[error("{0}")]
+    #[error("{}", crate::error::one_line(.0))]
     Invalid(String),
     /// One blob cannot be had as asked: the CAS says it lacks it (evicted,
     /// never uploaded), or it came back the right size with other content

@@ -33,6 +33,7 @@ mod client;
 mod digest;
 mod entry;
 pub mod exec;
+pub(crate) mod fuzz;
 mod sign;
 mod tier;
 mod tree;

@@ -158,7 +158,8 @@ impl ReapiTier {
 
     fn refusal(&self, why: String) {
         self.refused.fetch_add(1, Ordering::Relaxed);
-        self.first_refusal.lock().expect("refusal lock poisoned").get_or_insert(why);
+        // The reason may quote the server's digests and paths.
+        self.first_refusal.lock().expect("refusal lock poisoned").get_or_insert(crate::error::one_line(&why));
     }
 
     /// Which keys the server holds a result for.

@@ -130,18 +130,38 @@ fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
 }
 
+/// A tree listing more files, links and directories than this is refused.
+/// A server's tree may name one directory many times: each level of a
+/// chain of directories with two entries for the next doubles the listing,
+/// so a tree of a few kilobytes would otherwise list 2^256 files.
+pub(super) const MAX_TREE_ENTRIES: usize = 1_000_000;
+
+/// The entries a walk may still list.
+struct Budget(usize);
+
+impl Budget {
+    fn take(&mut self, n: usize) -> Result<(), RemoteError> {
+        self.0 = self.0.checked_sub(n).ok_or_else(|| {
+            RemoteError::Invalid(format!("refused a directory tree of more than {MAX_TREE_ENTRIES} entries"))
+        })?;
+        Ok(())
+    }
+}
+
 /// Walks directories given by digest, with `lookup` finding each one.
 fn walk(
     root: &re::Directory,
     prefix: &str,
     lookup: &dyn Fn(&re::Digest) -> Result<re::Directory, RemoteError>,
-    files: &mut Vec<TreeFile>,
-    links: &mut Vec<TreeLink>,
+    out: (&mut Vec<TreeFile>, &mut Vec<TreeLink>),
+    budget: &mut Budget,
     depth: usize,
 ) -> Result<(), RemoteError> {
     if depth > 256 {
         return Err(RemoteError::Invalid("refused a directory tree deeper than 256 levels".into()));
     }
+    budget.take(root.files.len() + root.symlinks.len() + root.directories.len())?;
+    let (files, links) = out;
     for f in &root.files {
         let digest = f.digest.clone().ok_or_else(|| RemoteError::Invalid(format!("file {} has no digest", f.name)))?;
         files.push(TreeFile { rel: join(prefix, check_name(&f.name)?), digest, executable: f.is_executable });
@@ -153,7 +173,7 @@ fn walk(
         let digest =
             d.digest.clone().ok_or_else(|| RemoteError::Invalid(format!("directory {} has no digest", d.name)))?;
         let child = lookup(&digest)?;
-        walk(&child, &join(prefix, check_name(&d.name)?), lookup, files, links, depth + 1)?;
+        walk(&child, &join(prefix, check_name(&d.name)?), lookup, (&mut *files, &mut *links), budget, depth + 1)?;
     }
     Ok(())
 }
@@ -170,7 +190,7 @@ pub fn tree_entries(f: DigestFn, tree: &re::Tree, prefix: &str) -> Result<(Vec<T
     };
     let root = tree.root.clone().unwrap_or_default();
     let (mut files, mut links) = (Vec::new(), Vec::new());
-    walk(&root, prefix, &lookup, &mut files, &mut links, 0)?;
+    walk(&root, prefix, &lookup, (&mut files, &mut links), &mut Budget(MAX_TREE_ENTRIES), 0)?;
     Ok((files, links))
 }
 
@@ -203,7 +223,7 @@ impl Reapi {
             known.get(&d.hash).cloned().ok_or_else(|| RemoteError::Invalid(format!("missing directory {}", d.hash)))
         };
         let (mut files, mut links) = (Vec::new(), Vec::new());
-        walk(&lookup(root)?, "", &lookup, &mut files, &mut links, 0)?;
+        walk(&lookup(root)?, "", &lookup, (&mut files, &mut links), &mut Budget(MAX_TREE_ENTRIES), 0)?;
         Ok((files, links))
     }
 }
@@ -244,5 +264,41 @@ mod tests {
             let tree = re::Tree { root: Some(root), children: Vec::new() };
             assert!(tree_entries(f, &tree, "").is_err(), "{bad:?}");
         }
+    }
+
+    /// A server's tree of 40 directories, each naming the next twice, lists
+    /// 2^40 files (the fuzz target `reapi_tree` builds such shapes); the
+    /// walk stops at the budget instead of running out of memory.
+    #[test]
+    fn refuses_a_tree_whose_shared_directories_list_without_end() {
+        use prost::Message;
+        let f = DigestFn::Sha256;
+        let mut dir = re::Directory {
+            files: vec![re::FileNode { name: "f".into(), digest: Some(f.of(b"x")), ..Default::default() }],
+            ..Default::default()
+        };
+        let mut children = Vec::new();
+        for _ in 0..40 {
+            let digest = f.of(&dir.encode_to_vec());
+            children.push(dir);
+            let node = |name: &str| re::DirectoryNode { name: name.into(), digest: Some(digest.clone()) };
+            dir = re::Directory { directories: vec![node("x"), node("y")], ..Default::default() };
+        }
+        let tree = re::Tree { root: Some(dir), children };
+        let err = tree_entries(f, &tree, "out").unwrap_err().to_string();
+        assert!(err.contains("more than 1000000 entries"), "{err}");
+    }
+
+    /// Found by fuzzing (tests/fuzz/regressions/reapi_tree): a digest from
+    /// the server is quoted in the error, and held a newline.
+    #[test]
+    fn a_servers_digest_in_an_error_stays_on_one_line() {
+        let f = DigestFn::Sha256;
+        let node =
+            re::DirectoryNode { name: "d".into(), digest: Some(re::Digest { hash: "ab\ncd".into(), size_bytes: 1 }) };
+        let tree =
+            re::Tree { root: Some(re::Directory { directories: vec![node], ..Default::default() }), children: vec![] };
+        let err = tree_entries(f, &tree, "").unwrap_err().to_string();
+        assert_eq!(err, "the tree lacks directory ab cd");
     }
 }

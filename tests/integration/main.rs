@@ -10,6 +10,7 @@ mod cache;
 mod cli_flags;
 mod concurrency;
 mod config_errors;
+mod crash;
 mod cycles;
 mod depends_on;
 mod env_modes;

@@ -229,6 +229,12 @@ pub fn send(pid: i32, signal: Signal) {
     nix::sys::signal::kill(Pid::from_raw(pid), signal).unwrap_or_else(|e| panic!("send {signal} to {pid}: {e}"));
 }
 
+/// Sends `signal` to `pid` if it still exists; whether it did.
+pub fn try_send(pid: i32, signal: Signal) -> bool {
+    #[expect(clippy::disallowed_methods, reason = "the tests signal vx and its guard from outside")]
+    nix::sys::signal::kill(Pid::from_raw(pid), signal).is_ok()
+}
+
 /// Polls `check` every few milliseconds until it holds or [`PATIENCE`] has
 /// passed; whether it held.
 pub fn poll(mut check: impl FnMut() -> bool) -> bool {

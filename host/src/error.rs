@@ -84,16 +84,34 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // One line whatever a message quotes (DESIGN §3).
-        f.write_str(&flatten(&self.message))?;
+        // One line whatever a message quotes (DESIGN §3), and a line a
+        // terminal can show whatever value it echoes (a 100 kB flag).
+        f.write_str(&shorten(&flatten(&self.message)))?;
         if let Some(hint) = &self.hint {
-            write!(f, "; {}", flatten(hint))?;
+            write!(f, "; {}", shorten(&flatten(hint)))?;
         }
         Ok(())
     }
 }
 
 impl std::error::Error for Error {}
+
+/// Longest a message of vx's own gets before its middle is left out.
+pub const MAX_MESSAGE: usize = 2_000;
+
+/// `text` whole up to [`MAX_MESSAGE`] characters; past that its start and
+/// its end (where a message says how to mend it), with the number of
+/// characters left out between them.
+fn shorten(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_MESSAGE {
+        return text.to_string();
+    }
+    let (head, tail) = (MAX_MESSAGE * 3 / 4, MAX_MESSAGE / 4);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}… ({} characters left out) …{end}", count - head - tail)
+}
 
 /// Longest a piece of outside text gets in a message of [`one_line`].
 pub const MAX_LINE_TEXT: usize = 500;
@@ -147,5 +165,15 @@ mod tests {
         assert_eq!(one_line(&"é".repeat(600)).chars().count(), MAX_LINE_TEXT + 1);
         let e = Error::config("bad `x\ny`").with_hint("mend\rit");
         assert_eq!(e.to_string(), "bad `x y`; mend it");
+    }
+
+    #[test]
+    fn a_huge_message_keeps_its_start_and_its_end() {
+        let e = Error::usage(format!("bad value `{}`, expected a number", "a".repeat(100_000))).with_hint("see --help");
+        let text = e.to_string();
+        assert!(text.chars().count() < MAX_MESSAGE + 100, "{} characters", text.chars().count());
+        assert!(text.starts_with("bad value `aaa"), "{text}");
+        assert!(text.ends_with("aaa`, expected a number; see --help"), "{text}");
+        assert!(text.contains("(98031 characters left out)"), "{text}");
     }
 }

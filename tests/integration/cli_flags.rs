@@ -140,3 +140,74 @@ fn no_subcommand_is_a_usage_error() {
     let out = env.vx(&[]);
     out.assert_code(2);
 }
+
+#[test]
+fn an_executor_that_is_not_of_this_workspace_is_a_usage_error_before_anything_runs() {
+    let env = fixture();
+    for command in [&["run", "build"][..], &["why", "p#build"], &["watch", "build"]] {
+        let out = env.vx(&[command, &["--executor", "nope"]].concat());
+        assert_usage_error(&out, "--executor `nope`", "not an executor of this workspace");
+        assert!(env.log().is_empty(), "nothing runs: {command:?}\n{out}");
+    }
+}
+
+/// `--flag=VALUE` as an argument that need not be UTF-8.
+fn flag_value(flag: &str, value: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStringExt;
+    std::ffi::OsString::from_vec([flag.as_bytes(), b"=", value].concat())
+}
+
+#[test]
+fn every_value_flag_refuses_an_empty_a_huge_and_a_non_utf8_value_in_one_short_line() {
+    let env = fixture();
+    let huge = vec![b'x'; 100_000];
+    let flags = [
+        "--filter",
+        "--concurrency",
+        "--continue",
+        "--tag",
+        "--timeout",
+        "--output-logs",
+        "--executor",
+        "--env-mode",
+        "--retries",
+        "--log-order",
+        "--dry",
+    ];
+    for flag in flags {
+        for value in [&b""[..], &huge, b"\xff\xfe"] {
+            if flag == "--continue" && value.is_empty() {
+                // `--continue=` is the bare flag, as `--affected=` is: an
+                // optional value given empty.
+                continue;
+            }
+            let args = ["run".into(), "build".into(), flag_value(flag, value)];
+            let out = env.vx_os(&args);
+            let shown = String::from_utf8_lossy(&value[..value.len().min(8)]).into_owned();
+            assert_eq!(out.code, 2, "{flag}={shown}…: a usage error\n{out}");
+            assert_eq!(out.stderr.lines().count(), 1, "{flag}={shown}…: one line\n{out}");
+            assert!(
+                out.stderr.len() < 2_500,
+                "{flag}={shown}…: a line a terminal can show ({} bytes)",
+                out.stderr.len()
+            );
+            assert!(out.stderr.starts_with("vx: error: "), "{flag}={shown}…\n{out}");
+            assert!(env.log().is_empty(), "{flag}={shown}…: nothing runs\n{out}");
+        }
+    }
+}
+
+#[test]
+fn a_cache_dir_whose_name_is_not_utf8_holds_the_cache() {
+    let env = fixture();
+    env.write(
+        "packages/p/vx.toml",
+        &format!("[project]\nname = \"p\"\n[tasks.build]\ncommand = {:?}\ncache = true\n", log_cmd("p#build")),
+    );
+    let args = || ["run".into(), "build".into(), flag_value("--cache-dir", b"cache-\xff")];
+    env.vx_os(&args()).assert_success();
+    let out = env.vx_os(&args());
+    out.assert_success();
+    assert_eq!(out.summary().cached, 1, "the second run hits the cache it wrote\n{out}");
+    assert_eq!(env.log(), ["p#build"], "the task ran once");
+}

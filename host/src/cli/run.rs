@@ -87,6 +87,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let mut prepared = args.exec.prepare(cwd, command)?;
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(prepared.opts.env_mode);
+    crate::run::check_run_executor(&ws, prepared.opts.executor.as_deref())?;
     if args.frozen {
         crate::lock::check_frozen(&ws)?;
     }

@@ -46,6 +46,7 @@ pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(args.env_mode);
     let id = task_id(&ws, &args.task, cwd)?;
+    crate::run::check_run_executor(&ws, args.executor.as_deref())?;
     let why = explain(&ws, &id, args.cache_dir.map(|d| cwd.join(d)), args.executor.as_deref(), cwd)?;
     match args.format {
         Format::Json => print_json(&id, &why),

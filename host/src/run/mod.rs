@@ -32,7 +32,7 @@ mod task_lock;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
-pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR};
+pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
 pub use front::terminal;
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use options::RunOptions;

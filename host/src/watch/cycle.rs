@@ -67,6 +67,7 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
     loop {
         let loaded = load_workspace(&req.cwd).map_err(Error::from).and_then(|mut ws| {
             ws.override_env_mode(req.opts.env_mode);
+            crate::run::check_run_executor(&ws, req.opts.executor.as_deref())?;
             let sel = &req.selection;
             crate::run::apply_pass_through(&mut ws, &sel.tasks, &sel.pass_through);
             let graph = plan(&ws, sel)?;

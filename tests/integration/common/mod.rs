@@ -289,6 +289,14 @@ impl TestEnv {
         self.vx_in(".", args)
     }
 
+    /// Runs `vx ARGS` at the workspace root, with arguments that need not
+    /// be UTF-8.
+    pub fn vx_os(&self, args: &[OsString]) -> Output {
+        let mut cmd = self.command(vx_bin().to_path_buf());
+        cmd.current_dir(&self.root).args(args);
+        run(cmd)
+    }
+
     /// Runs `vx ARGS` with `dir` (relative to the workspace root, or
     /// absolute) as the working directory.
     pub fn vx_in(&self, dir: impl AsRef<Path>, args: &[&str]) -> Output {

@@ -128,6 +128,21 @@ impl Executor for Chosen {
     }
 }
 
+/// Refuses a run's `--executor` that names nothing this workspace can run
+/// on, before anything runs: a usage error (exit 2), not a failure of
+/// every task.
+pub fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<()> {
+    match name {
+        None | Some("local" | REMOTE_EXECUTOR) => Ok(()),
+        Some(name) if ws.plugins.contains_key(name) => Ok(()),
+        Some(name) => Err(crate::Error::usage(format!(
+            "--executor `{}` is not an executor of this workspace",
+            crate::error::one_line(name)
+        ))
+        .with_hint("give `local`, `remote` or an executor plugin's name (`vx plugin add PATH --name NAME`); see `vx run --help`")),
+    }
+}
+
 /// The executor a task runs on: the run's `--executor` for every task that
 /// is not persistent (servers stay local) or a group (which runs nothing),
 /// else the task's own.

@@ -6,6 +6,7 @@
 mod common;
 
 mod affected;
+mod bad_input;
 mod cache;
 mod cli_flags;
 mod concurrency;

@@ -106,6 +106,10 @@ pub enum ArchiveError {
     Reserved(String),
     #[error("refused archive path `{0}`: the task's outputs do not match it")]
     NotAnOutput(String),
+    /// Members are named in UTF-8 with `/` between directories; a file
+    /// named otherwise would come back under another name.
+    #[error("the output `{0}` has a name vx cannot archive as it is (not UTF-8, or with a backslash): rename it")]
+    Unnameable(String),
     /// A member that would land outside the project.
     #[error(transparent)]
     Refused(#[from] PathError),
@@ -114,6 +118,14 @@ pub enum ArchiveError {
 /// The error of member `path` from an I/O error.
 fn at(path: &str) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
     move |source| ArchiveError::File { path: path.to_string(), source }
+}
+
+/// Refuses a file whose member name (the listing's UTF-8 spelling of its
+/// path, a backslash turned into `/`) no longer ends its real path: restoring it
+/// would write a file of another name.
+fn check_member_name(f: &FileRef) -> Result<(), ArchiveError> {
+    let rel = root_member(&f.rel).unwrap_or(&f.rel);
+    if f.abs.ends_with(rel) { Ok(()) } else { Err(ArchiveError::Unnameable(f.rel.clone())) }
 }
 
 /// How a restore went.
@@ -131,6 +143,7 @@ pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<O
     let mut tar = tar::Builder::new(encoder);
     let mut listed = Vec::with_capacity(files.len());
     for f in files {
+        check_member_name(&f)?;
         let stat = stat_of(&f).map_err(at(&f.rel))?;
         let mut header = tar::Header::new_gnu();
         header.set_mtime(0);
@@ -141,7 +154,7 @@ pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<O
         let hash = hasher.hash_stat(&f.abs, &stat).map_err(at(&f.rel))?.to_hex().to_string();
         let link = if stat.is_symlink() {
             let target = std::fs::read_link(&f.abs).map_err(at(&f.rel))?;
-            let target = target.to_string_lossy().into_owned();
+            let target = target.into_os_string().into_string().map_err(|_| ArchiveError::Unnameable(f.rel.clone()))?;
             check_link(link_base(&f.rel), &target)?;
             header.set_entry_type(tar::EntryType::Symlink);
             header.set_size(0);

@@ -7,6 +7,7 @@ mod common;
 
 mod affected;
 mod bad_input;
+mod big_output;
 mod cache;
 mod cli_flags;
 mod concurrency;

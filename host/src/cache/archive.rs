@@ -8,8 +8,14 @@
 //! on disk changes, and every member must be one the task's outputs match;
 //! then stale files matching the output globs are removed and the archive
 //! is written out through directory handles (`paths::Contained`), so the
-//! kernel keeps every write inside even if a check above were wrong. When the files on disk already match
-//! the entry, nothing is written at all.
+//! kernel keeps every write inside even if a check above were wrong. When
+//! the files on disk already match the entry, nothing is written at all.
+//!
+//! A restore decompresses the archive twice: once to check every member,
+//! once to stream each file to disk. Neither pass holds a file whole, so a
+//! restore's memory does not grow with the outputs, however far a hostile
+//! archive inflates (a "zstd bomb"); what it writes is bounded by the
+//! disk.
 //!
 //! A task's root-anchored outputs (`outputs = ["/gen/web/**"]`) live
 //! outside its project. Their members are named under [`ROOT_MEMBERS`]
@@ -106,6 +112,9 @@ pub enum ArchiveError {
     Reserved(String),
     #[error("refused archive path `{0}`: the task's outputs do not match it")]
     NotAnOutput(String),
+    /// vx never archives a path twice; which copy to restore is unclear.
+    #[error("corrupt archive: `{0}` is in it twice")]
+    Twice(String),
     /// Members are named in UTF-8 with `/` between directories; a file
     /// named otherwise would come back under another name.
     #[error("the output `{0}` has a name vx cannot archive as it is (not UTF-8, or with a backslash): rename it")]
@@ -192,11 +201,18 @@ pub fn unpack(
     if already_there(&on_disk, expected, hasher) {
         return Ok(Restored::AlreadyThere);
     }
-    let members = read_members(archive)?;
-    for rel in members.keys() {
-        let (base, _, inner) = dirs.locate(rel)?;
+    // First pass: every member's name, kind and link target, checked
+    // before anything on disk changes. Data is decompressed and dropped,
+    // never held: an archive's size says nothing of what it inflates to.
+    let mut names = std::collections::BTreeSet::new();
+    walk(archive, |rel, _, _| {
+        let (base, _, inner) = dirs.locate(&rel)?;
         check_no_link_on_the_way(base, inner)?;
-    }
+        if !names.insert(rel.clone()) {
+            return Err(ArchiveError::Twice(rel));
+        }
+        Ok(())
+    })?;
     for f in &on_disk {
         std::fs::remove_file(&f.abs).map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?;
     }
@@ -205,17 +221,19 @@ pub fn unpack(
     let open = |dir: &Path| Contained::open(dir).map_err(at(&dir.display().to_string()));
     let project = open(dirs.project)?;
     let root = dirs.root.map(|(root, _)| open(root)).transpose()?;
-    for (rel, member) in members {
+    // Second pass: each file streams from the decompressor into its place,
+    // so a restore holds a buffer, not the outputs.
+    walk(archive, |rel, kind, data| {
         let (_, in_root, inner) = dirs.locate(&rel)?;
         let dir = match (&root, in_root) {
             (Some(root), true) => root,
             _ => &project,
         };
-        match member {
-            Member::File { data, mode } => dir.write_file(inner, &data, mode).map_err(at(&rel))?,
-            Member::Link(target) => dir.symlink(inner, &target).map_err(at(&rel))?,
+        match kind {
+            Kind::File(mode) => dir.write_from(inner, data, mode).map_err(at(&rel)),
+            Kind::Link(target) => dir.symlink(inner, &target).map_err(at(&rel)),
         }
-    }
+    })?;
     Ok(Restored::Written)
 }
 
@@ -280,22 +298,27 @@ pub fn pack_members(members: &BTreeMap<String, Member>) -> Result<Vec<u8>, Archi
     encoder.finish().map_err(ArchiveError::Encode)
 }
 
-/// Decompresses and checks every member before anything is written.
-pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, ArchiveError> {
+/// A member's kind: a file and its mode bits, or a link and its target.
+enum Kind {
+    File(u32),
+    Link(String),
+}
+
+/// Calls `visit` with each member of `archive` in order: its name, its
+/// kind and its data (a file's bytes, read or not as `visit` likes). Names
+/// and link targets are checked first; a corrupt archive is an error.
+fn walk(
+    archive: &[u8],
+    mut visit: impl FnMut(String, Kind, &mut dyn Read) -> Result<(), ArchiveError>,
+) -> Result<(), ArchiveError> {
     let decoder = zstd::Decoder::new(archive).map_err(ArchiveError::Corrupt)?;
     let mut tar = tar::Archive::new(decoder);
-    let mut members = BTreeMap::new();
     for entry in tar.entries().map_err(ArchiveError::Corrupt)? {
         let mut entry = entry.map_err(ArchiveError::Corrupt)?;
         let path = entry.path().map_err(ArchiveError::Corrupt)?.to_string_lossy().into_owned();
         check_relative(&path)?;
-        let member = match entry.header().entry_type() {
-            tar::EntryType::Regular => {
-                let mode = entry.header().mode().map_err(at(&path))? & 0o7777;
-                let mut data = Vec::new();
-                entry.read_to_end(&mut data).map_err(ArchiveError::Corrupt)?;
-                Member::File { data, mode }
-            }
+        let kind = match entry.header().entry_type() {
+            tar::EntryType::Regular => Kind::File(entry.header().mode().map_err(at(&path))? & 0o7777),
             tar::EntryType::Symlink => {
                 let target = entry
                     .link_name()
@@ -304,12 +327,31 @@ pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, ArchiveE
                     .to_string_lossy()
                     .into_owned();
                 check_link(link_base(&path), &target)?;
-                Member::Link(target)
+                Kind::Link(target)
             }
             other => return Err(ArchiveError::Unsupported { path, kind: other }),
         };
-        members.insert(path, member);
+        visit(path, kind, &mut entry)?;
     }
+    Ok(())
+}
+
+/// Decompresses and checks every member, holding them in memory (an
+/// entry of this machine's store being sent to a remote tier).
+pub fn read_members(archive: &[u8]) -> Result<BTreeMap<String, Member>, ArchiveError> {
+    let mut members = BTreeMap::new();
+    walk(archive, |path, kind, data| {
+        let member = match kind {
+            Kind::File(mode) => {
+                let mut bytes = Vec::new();
+                data.read_to_end(&mut bytes).map_err(ArchiveError::Corrupt)?;
+                Member::File { data: bytes, mode }
+            }
+            Kind::Link(target) => Member::Link(target),
+        };
+        members.insert(path, member);
+        Ok(())
+    })?;
     Ok(members)
 }
 

@@ -20,6 +20,7 @@
 
 pub mod bridge;
 mod outcome;
+pub mod output;
 
 use std::fmt;
 use std::sync::Arc;
@@ -37,7 +38,8 @@ pub enum Event<'a> {
     Planned { tasks: &'a [String], concurrency: usize },
     /// A task's command is starting (a cache miss when it has a key).
     Started { task: &'a str, key: Option<&'a str>, executor: &'a str },
-    /// One line of a task's output, with its newline when it had one.
+    /// One line of a task's output, with its newline when it had one; a
+    /// line longer than [`output::MAX_LINE`] comes in pieces of that size.
     Output { task: &'a str, line: &'a [u8] },
     /// A task's key was looked up and not found: it will run.
     CacheMiss { task: &'a str, key: &'a str },

@@ -35,6 +35,16 @@ impl Contained {
         self.dir.set_permissions(rel, Permissions::from_mode(mode))
     }
 
+    /// Writes the file at `rel` from `data` as it streams in (nothing is
+    /// held whole), then gives it `mode`; creates its parents.
+    pub fn write_from(&self, rel: &str, data: &mut dyn std::io::Read, mode: u32) -> io::Result<()> {
+        self.parents(rel)?;
+        let mut file = self.dir.create(rel)?;
+        std::io::copy(data, &mut file)?;
+        drop(file);
+        self.dir.set_permissions(rel, Permissions::from_mode(mode))
+    }
+
     /// Makes a symbolic link at `rel` pointing at `target` (relative; an
     /// absolute target is refused), creating its parents.
     pub fn symlink(&self, rel: &str, target: &str) -> io::Result<()> {

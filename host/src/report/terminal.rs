@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use super::progress::StatusLine;
 use super::stderr::warning_line;
 use super::style::Style;
+use crate::events::output::{BoundedLog, pieces};
 use crate::events::{CacheOutcome, Event, Subscriber, TaskStatus};
 
 /// `--output-logs`.
@@ -45,8 +46,9 @@ pub struct Terminal {
     pub style: Style,
     logs: OutputLogs,
     order: LogOrder,
-    /// Lines held back per task (grouped order, or errors-only).
-    held: Mutex<HashMap<String, Vec<u8>>>,
+    /// Lines held back per task (grouped order, or errors-only), bounded
+    /// as a kept log is.
+    held: Mutex<HashMap<String, BoundedLog>>,
     out: Mutex<std::io::Stdout>,
     /// Under GitHub Actions each task's log is a collapsible `::group::`.
     github: bool,
@@ -163,8 +165,8 @@ impl Terminal {
             self.write(&self.prefixed(id, self.style.dim(&text).as_bytes()));
         }
         if replay {
-            for line in log.split_inclusive(|&b| b == b'\n') {
-                self.line(id, line);
+            for piece in pieces(log) {
+                self.line(id, piece);
             }
         }
     }
@@ -173,7 +175,7 @@ impl Terminal {
     fn line(&self, id: &str, line: &[u8]) {
         if self.holds() && self.logs != OutputLogs::None && self.logs != OutputLogs::HashOnly {
             let mut held = self.held.lock().expect("held lock poisoned");
-            held.entry(id.to_string()).or_default().extend(self.prefixed(id, line));
+            held.entry(id.to_string()).or_default().push(&self.prefixed(id, line));
         } else if self.streams() {
             self.write(&self.prefixed(id, line));
         }
@@ -188,7 +190,7 @@ impl Terminal {
     fn finished(&self, id: &str, success: bool) {
         self.update_status(|s| s.finish(id));
         let held = self.held.lock().expect("held lock poisoned").remove(id);
-        if let Some(buf) = held {
+        if let Some(buf) = held.map(BoundedLog::finish) {
             let show = match self.logs {
                 OutputLogs::ErrorsOnly => !success,
                 OutputLogs::Full | OutputLogs::NewOnly => true,

@@ -336,7 +336,8 @@ fn failure(status: &TaskStatus) -> Option<String> {
 /// The last lines of a task's output (at most `LOG_TAIL_LINES` lines and
 /// `LOG_TAIL_BYTES` bytes), for reports; `None` when it printed nothing.
 fn log_tail(log: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(log);
+    // Only the end is shown: read no more of a long log than can be.
+    let text = String::from_utf8_lossy(&log[log.len().saturating_sub(4 * LOG_TAIL_BYTES)..]);
     let lines: Vec<&str> = text.lines().collect();
     let mut tail = lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n");
     if tail.len() > LOG_TAIL_BYTES {

@@ -379,3 +379,38 @@ pub fn assert_nothing_left(env: &TestEnv, pids: &[i32], context: &dyn std::fmt::
     let list: Vec<String> = survivors.iter().map(ToString::to_string).collect();
     assert!(clean, "processes left running after {PATIENCE:?}:\n  {}\n{context}", list.join("\n  "));
 }
+
+impl TestEnv {
+    /// Runs `vx ARGS` at the workspace root with its stdout written to the
+    /// file `stdout`, and returns its exit code, its stderr and its peak
+    /// resident memory in MiB: `wait4`'s accounting of that one process
+    /// and of the processes it waited for (its tasks).
+    ///
+    /// The kernel counts the peak of the process vx was forked from (this
+    /// test) into vx's own, so a test that measures vx must never hold much
+    /// itself: hence stdout goes to a file, to be read a line at a time.
+    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
+    pub fn vx_peak_rss(&self, args: &[&str], stdout: &Path) -> (i32, String, u64) {
+        let file = std::fs::File::create(stdout).expect("create the stdout file");
+        let mut cmd = self.command(vx_bin().to_path_buf());
+        cmd.current_dir(&self.root).args(args).stdin(Stdio::null()).stdout(file).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start vx");
+        let mut pipe = child.stderr.take().expect("piped stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        });
+        let pid = nix::libc::pid_t::try_from(child.id()).expect("a pid fits pid_t");
+        let mut status = 0;
+        // SAFETY: `rusage` is plain integers, for which zero is a value.
+        let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: the pointers are to live locals; `pid` is this test's own
+        // child, reaped here once (`child` is never waited for).
+        let reaped = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
+        assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+        let code = if nix::libc::WIFEXITED(status) { nix::libc::WEXITSTATUS(status) } else { -1 };
+        let stderr = stderr.join().expect("stderr reader");
+        (code, stderr, u64::try_from(usage.ru_maxrss).unwrap_or(0) >> 10)
+    }
+}

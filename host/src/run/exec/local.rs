@@ -15,11 +15,12 @@ use std::ffi::OsString;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::net::unix::pipe;
 
 use super::readiness::{READY_POLL, Readiness};
 use super::{Attempt, Executor, Ran};
+use crate::events::output::{BoundedLog, MAX_LINE, take_piece};
 use crate::events::{Event, TaskStatus};
 use crate::guard::{
     find_escapees, grace_period, group_alive, group_members, last_pid, spawn_isolated, spawn_task, stop_group,
@@ -72,12 +73,13 @@ impl Ending {
     }
 }
 
-/// The task's output pipe, read line by line into events and the log.
+/// The task's output pipe, read line by line (a long line in pieces of
+/// at most `MAX_LINE`) into events and the log.
 struct Output<'a> {
     attempt: &'a Attempt,
     reader: BufReader<pipe::Receiver>,
     line: Vec<u8>,
-    log: Vec<u8>,
+    log: BoundedLog,
     eof: bool,
 }
 
@@ -86,7 +88,7 @@ impl Output<'_> {
     fn emit(&mut self) {
         self.attempt.events.output(&self.attempt.id, &self.line);
         if self.attempt.keep_log {
-            self.log.extend_from_slice(&self.line);
+            self.log.push(&self.line);
         }
     }
 
@@ -102,9 +104,9 @@ impl Output<'_> {
     /// Reads to the end of the pipe.
     async fn drain(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
-            match self.reader.read_until(b'\n', &mut self.line).await {
-                Ok(0) | Err(_) => self.eof = true,
-                Ok(_) => self.emit_next(ready),
+            match read_piece(&mut self.reader, &mut self.line).await {
+                Ok(false) | Err(_) => self.eof = true,
+                Ok(true) => self.emit_next(ready),
             }
         }
     }
@@ -113,8 +115,8 @@ impl Output<'_> {
     /// holds the pipe open without writing.
     async fn drain_orphans(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
-            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, self.reader.read_until(b'\n', &mut self.line)).await {
-                Ok(Ok(n)) if n > 0 => self.emit_next(ready),
+            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, read_piece(&mut self.reader, &mut self.line)).await {
+                Ok(Ok(true)) => self.emit_next(ready),
                 Ok(_) => self.eof = true,
                 Err(_) => {
                     self.attempt.events.note(
@@ -127,6 +129,30 @@ impl Output<'_> {
         }
         if !self.line.is_empty() {
             self.emit_next(ready);
+        }
+    }
+}
+
+/// Reads into `line` up to and including the next newline, or until it
+/// holds `MAX_LINE` bytes (`take_piece`); the caller emits and clears it
+/// before the next call. Returns whether a piece is ready (at the end of
+/// the pipe, an unfinished last line is one); `false` once the pipe is
+/// done.
+/// Like `read_until` it is cancel-safe: what it consumed is in `line`, and
+/// the next call goes on from there.
+async fn read_piece<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    loop {
+        let room = MAX_LINE.saturating_sub(line.len());
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            // An unfinished last line is a piece of its own.
+            return Ok(!line.is_empty());
+        }
+        let (n, done) = take_piece(available, room);
+        line.extend_from_slice(&available[..n]);
+        reader.consume(n);
+        if done {
+            return Ok(true);
         }
     }
 }
@@ -154,8 +180,13 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
         }
     };
     let pgid = proc.pgid;
-    let mut out =
-        Output { attempt: a, reader: BufReader::new(proc.output), line: Vec::new(), log: Vec::new(), eof: false };
+    let mut out = Output {
+        attempt: a,
+        reader: BufReader::new(proc.output),
+        line: Vec::new(),
+        log: BoundedLog::default(),
+        eof: false,
+    };
     let mut ready = Readiness::new(a.persistent.as_ref(), a.node);
     let mut ending = Ending::default();
     let exit = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
@@ -165,7 +196,7 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     out.drain_orphans(&mut ready).await;
     a.groups.unregister(pgid);
     let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
-    Ran { status: status(a, exit, &ending, &ready), log: out.log, exit_code }
+    Ran { status: status(a, exit, &ending, &ready), log: out.log.finish(), exit_code }
 }
 
 /// Until the leader exits (for a persistent task, until its whole group is
@@ -192,9 +223,9 @@ async fn supervise(
     let mut group_gone = false;
     while exit.is_none() || (persistent && !group_gone) {
         tokio::select! {
-            read = out.reader.read_until(b'\n', &mut out.line), if !out.eof => match read {
-                Ok(0) | Err(_) => out.eof = true,
-                Ok(_) => {
+            read = read_piece(&mut out.reader, &mut out.line), if !out.eof => match read {
+                Ok(false) | Err(_) => out.eof = true,
+                Ok(true) => {
                     out.emit();
                     ready.saw_line(&out.line);
                     out.line.clear();

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::{Attempt, Executor, Ran};
 use crate::config::{PluginSettings, Project};
+use crate::events::output::{BoundedLog, MAX_LINE, take_piece};
 use crate::events::{Bus, Event, TaskStatus};
 use crate::guard::{grace_period, stop_group};
 use crate::plugin::{
@@ -196,19 +197,20 @@ fn stop(control: &ExecControl) {
     }
 }
 
-/// The task's output as the plugin writes it, cut into lines for the
-/// events and kept whole for the cache and the report's log tail.
+/// The task's output as the plugin writes it, cut into lines (a long one
+/// in pieces of at most `MAX_LINE`) for the events and kept, bounded, for
+/// the cache and the report's log tail.
 #[derive(Debug)]
 pub struct OutputLines {
     id: String,
     events: Bus,
     keep: bool,
-    state: Mutex<(Vec<u8>, Vec<u8>)>,
+    state: Mutex<(Vec<u8>, BoundedLog)>,
 }
 
 impl OutputLines {
     pub fn new(id: &str, events: Bus, keep: bool) -> Arc<OutputLines> {
-        Arc::new(OutputLines { id: id.to_string(), events, keep, state: Mutex::new((Vec::new(), Vec::new())) })
+        Arc::new(OutputLines { id: id.to_string(), events, keep, state: Mutex::new(Default::default()) })
     }
 
     /// The sink handed to the plugin.
@@ -217,30 +219,35 @@ impl OutputLines {
         Box::new(move |_kind, data| me.write(data))
     }
 
-    fn write(&self, data: &[u8]) {
+    fn write(&self, mut data: &[u8]) {
         let mut state = self.state.lock().expect("output lock poisoned");
         let (partial, log) = &mut *state;
-        partial.extend_from_slice(data);
-        while let Some(end) = partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = partial.drain(..=end).collect();
-            self.events.output(&self.id, &line);
-            if self.keep {
-                log.extend_from_slice(&line);
+        while !data.is_empty() {
+            let room = MAX_LINE - partial.len();
+            let (n, done) = take_piece(data, room);
+            partial.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if done {
+                self.emit(partial, log);
             }
         }
     }
 
-    /// Emits an unfinished last line and returns the whole log.
+    fn emit(&self, partial: &mut Vec<u8>, log: &mut BoundedLog) {
+        self.events.output(&self.id, partial);
+        if self.keep {
+            log.push(partial);
+        }
+        partial.clear();
+    }
+
+    /// Emits an unfinished last line and returns the log kept.
     pub fn finish(&self) -> Vec<u8> {
         let mut state = self.state.lock().expect("output lock poisoned");
         let (partial, log) = &mut *state;
         if !partial.is_empty() {
-            self.events.output(&self.id, partial);
-            if self.keep {
-                log.extend_from_slice(partial);
-            }
-            partial.clear();
+            self.emit(partial, log);
         }
-        std::mem::take(log)
+        std::mem::take(log).finish()
     }
 }

@@ -248,18 +248,22 @@ impl RemoteJob {
 
 /// A finished remote action: its log as output lines, then its status.
 fn finished(a: &Attempt, done: Executed) -> Ran {
-    for line in done.log.split_inclusive(|&b| b == b'\n') {
-        a.events.output(&a.id, line);
+    for piece in crate::events::output::pieces(&done.log) {
+        a.events.output(&a.id, piece);
     }
     if done.cached {
         a.events.note(&a.id, "the REAPI server answered from its action cache");
     }
+    // Kept as a local task's log is: bounded (events::output).
+    let mut log = crate::events::output::BoundedLog::default();
+    log.push(&done.log);
+    let log = log.finish();
     if done.exit_code == 0 {
-        Ran { status: TaskStatus::Succeeded, log: done.log, exit_code: Some(0) }
+        Ran { status: TaskStatus::Succeeded, log, exit_code: Some(0) }
     } else {
         Ran {
             status: TaskStatus::Failed(format!("exit code {}", done.exit_code)),
-            log: done.log,
+            log,
             exit_code: Some(done.exit_code),
         }
     }

@@ -3,6 +3,6 @@
 //! ordinary public API. Not part of that API: hidden from the docs, and
 //! free to change with the targets.
 
-pub use crate::cache::archive::unpack as unpack_archive;
+pub use crate::cache::archive::{OutputDirs, unpack as unpack_archive};
 pub use crate::plugin::fuzz::{plugin_error, plugin_info};
 pub use crate::remote::fuzz::{FUZZ_KEY, action_result, tree};

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use vx::cache::{CacheKey, Entry, FileHasher, GlobFilter, read_members};
+use vx::fuzzing::OutputDirs;
 
 use crate::assert_one_line;
 use crate::scratch::with_dir;
@@ -39,7 +40,12 @@ pub fn cache_archive(data: &[u8]) {
         std::os::unix::fs::symlink("../outside", project.join("link")).expect("planted link");
         let outputs = GlobFilter::new(None, &[]).expect("every file");
         let hasher = FileHasher::load(root.join("index"));
-        if let Err(e) = vx::fuzzing::unpack_archive(&project, &outputs, &archive, &[], &hasher) {
+        if let Err(e) = vx::fuzzing::unpack_archive(
+            OutputDirs { project: &project, globs: &outputs, root: None },
+            &archive,
+            &[],
+            &hasher,
+        ) {
             assert_one_line(&e.to_string());
         }
         assert_outside_untouched(root);

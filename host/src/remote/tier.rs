@@ -36,6 +36,9 @@ pub struct ReapiTier {
     bytes_down: AtomicU64,
     bytes_up: AtomicU64,
     hits: AtomicUsize,
+    /// Entries that did not verify (each a miss), and the first of them.
+    untrusted: AtomicUsize,
+    first_untrusted: Mutex<Option<(String, String)>>,
     /// Set by the first failed call; nothing is asked of the server after it.
     given_up: AtomicBool,
 }
@@ -55,6 +58,8 @@ impl ReapiTier {
             bytes_down: AtomicU64::new(0),
             bytes_up: AtomicU64::new(0),
             hits: AtomicUsize::new(0),
+            untrusted: AtomicUsize::new(0),
+            first_untrusted: Mutex::new(None),
             given_up: AtomicBool::new(false),
         }
     }
@@ -108,9 +113,13 @@ impl ReapiTier {
             }
             Fetched::Miss => Ok(None),
             Fetched::Untrusted(why) => {
+                // A rotten entry condemns itself, not the server: the
+                // others stay usable. One warning for the run, at its end,
+                // counts them (see `finish`).
+                self.untrusted.fetch_add(1, Ordering::Relaxed);
                 let short = key.get(..16).unwrap_or(key);
-                let endpoint = &self.settings.endpoint;
-                tracing::warn!("the REAPI cache entry {short} at {endpoint} was not used: {why}; running its task");
+                let first = (short.to_string(), crate::error::one_line(&why));
+                self.first_untrusted.lock().expect("untrusted lock poisoned").get_or_insert(first);
                 Ok(None)
             }
         }
@@ -208,6 +217,18 @@ impl Backend for ReapiTier {
     /// Reports refused uploads (never silent) and, with `VX_REMOTE_STATS`,
     /// the traffic of the run.
     fn finish(&self) {
+        let first = self.first_untrusted.lock().expect("untrusted lock poisoned").clone();
+        if let Some((key, why)) = first {
+            let endpoint = &self.settings.endpoint;
+            match self.untrusted.load(Ordering::Relaxed) {
+                1 => tracing::warn!(
+                    "the REAPI cache entry {key} at {endpoint} did not verify and was not used: {why}; its task ran"
+                ),
+                n => tracing::warn!(
+                    "{n} REAPI cache entries at {endpoint} did not verify and were not used (the first, {key}: {why}); their tasks ran"
+                ),
+            }
+        }
         let refused = self.refused.load(Ordering::Relaxed);
         if refused > 0 {
             let uploads = self.uploads.load(Ordering::Relaxed);

@@ -16,7 +16,8 @@
 //! | `oversized` | ByteStream sends the blob, then 16 MiB more |
 //! | `endless` | ByteStream sends 1 MiB chunks forever |
 //! | `stall` | ByteStream sends a byte every 300 ms, then hangs (slow loris) |
-//! | `reset` | ByteStream sends half the blob, then aborts the stream |
+//! | `reset` | ByteStream sends half the blob, then ends the call with `ABORTED` |
+//! | `rst-stream` | ByteStream sends its first message, then an HTTP/2 `RST_STREAM` (`reset.rs`) |
 //! | `unavailable` | every call, capabilities included, is UNAVAILABLE |
 //! | `lying-caps` | capabilities offer BLAKE3 and 1 GiB batches; reads under BLAKE3 are refused |
 //!
@@ -43,6 +44,8 @@ use tonic::{Request, Response, Status};
 
 #[path = "vx-test-reapi/bots.rs"]
 mod bots;
+#[path = "vx-test-reapi/reset.rs"]
+mod reset;
 
 const USAGE: &str = "vx-test-reapi --port-file F --fault FAULT [--log F] [--lease]";
 const CHUNK: usize = 1 << 20;
@@ -57,6 +60,7 @@ enum Fault {
     Endless,
     Stall,
     Reset,
+    RstStream,
     Unavailable,
     LyingCaps,
 }
@@ -72,6 +76,7 @@ impl Fault {
             "endless" => Fault::Endless,
             "stall" => Fault::Stall,
             "reset" => Fault::Reset,
+            "rst-stream" => Fault::RstStream,
             "unavailable" => Fault::Unavailable,
             "lying-caps" => Fault::LyingCaps,
             _ => return None,
@@ -79,7 +84,7 @@ impl Fault {
     }
 
     fn streams(self) -> bool {
-        matches!(self, Fault::Oversized | Fault::Endless | Fault::Stall | Fault::Reset)
+        matches!(self, Fault::Oversized | Fault::Endless | Fault::Stall | Fault::Reset | Fault::RstStream)
     }
 }
 
@@ -323,6 +328,17 @@ impl ByteStream for Server {
                 all.push(Err(Status::aborted("the hostile server reset the stream")));
                 Box::pin(tokio_stream::iter(all))
             }
+            Fault::RstStream => {
+                // Two messages, a pause between them so that they travel as
+                // two HTTP/2 frames: the layer resets after the first.
+                let half = data.len().div_ceil(2).max(1);
+                let parts: Vec<Vec<u8>> = data.chunks(half).map(<[u8]>::to_vec).collect();
+                Box::pin(futures_util::stream::unfold(parts.into_iter(), |mut parts| async move {
+                    let part = parts.next()?;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Some((Ok(bs::ReadResponse { data: part }), parts))
+                }))
+            }
             _ => Box::pin(tokio_stream::iter(chunks(data))),
         };
         Ok(Response::new(stream))
@@ -427,6 +443,7 @@ async fn main() {
     std::fs::rename(&tmp, &port_file).expect("publish the port file");
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     tonic::transport::Server::builder()
+        .layer(reset::ResetLayer { on: fault == Fault::RstStream })
         .add_service(re::capabilities_server::CapabilitiesServer::new(Server(state.clone())))
         .add_service(re::action_cache_server::ActionCacheServer::new(Server(state.clone())))
         .add_service(re::content_addressable_storage_server::ContentAddressableStorageServer::new(Server(

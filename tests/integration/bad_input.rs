@@ -62,6 +62,31 @@ fn an_output_whose_name_is_not_utf8_is_not_cached_and_never_restored_renamed() {
 }
 
 #[test]
+fn input_names_that_differ_only_in_bytes_that_are_not_utf8_both_key_the_task() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let build = task("build", &log("p"), "inputs = [\"src/**\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    let src = env.path("packages/p/src");
+    std::fs::create_dir_all(&src).expect("mkdir src");
+    // Both are `a\u{FFFD}.txt` when read lossily.
+    let (ff, fe) = (src.join(OsStr::from_bytes(b"a\xff.txt")), src.join(OsStr::from_bytes(b"a\xfe.txt")));
+    std::fs::write(&ff, "1").expect("write");
+    std::fs::write(&fe, "1").expect("write");
+    let runs = |what: &str, cached: usize| {
+        let out = env.vx(&["run", "build"]);
+        out.assert_success();
+        assert_eq!(out.summary().cached, cached, "{what}\n{out}");
+    };
+    runs("the first run", 0);
+    runs("nothing changed", 1);
+    std::fs::write(&fe, "2").expect("write");
+    runs("one of them changed", 0);
+    std::fs::write(&ff, "2").expect("write");
+    runs("the other changed: a hit here would be a wrong one", 0);
+}
+
+#[test]
 fn an_output_with_a_backslash_in_its_name_is_not_cached() {
     let env = TestEnv::new();
     copying_project(&env);

@@ -130,9 +130,11 @@ pub fn list_files(
         let own_read = root.is_empty();
         walk.run(DirJob { dir: start, chain, own_read }, &mut out);
     }
-    // One path, one stat: the relative path alone orders and identifies.
-    out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
-    out.dedup_by(|a, b| a.rel == b.rel);
+    // Ordered by the relative path, identified by the real one: two names
+    // that differ only in bytes that are not UTF-8 share a lossy `rel`,
+    // and both must count (a change to either re-keys the task).
+    out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
+    out.dedup_by(|a, b| a.abs == b.abs);
     out
 }
 

@@ -86,6 +86,17 @@ fn add_prints_requests_that_are_not_granted_with_the_key() {
 }
 
 #[test]
+fn add_with_allow_clocks_writes_the_grant() {
+    let env = TestEnv::new();
+    env.workspace(&[]);
+    let out = env.vx(&["plugin", "add", component("testkit").to_str().unwrap(), "--allow-clocks"]);
+    out.assert_success();
+    assert!(env.read("vx.toml").contains("allow-clocks = true"), "{}", env.read("vx.toml"));
+    let list = env.vx(&["plugin", "list"]);
+    assert!(list.stdout.contains("allow-clocks=true"), "{list}");
+}
+
+#[test]
 fn reporter_plugin_renders_the_run_with_log_tails() {
     let env = fixture();
     let out = report(&env);

@@ -426,10 +426,8 @@ fn escapes(kind: Kind) -> (TestEnv, std::collections::BTreeMap<String, String>) 
     }
     assert!(listener.accept().is_err(), "nothing reached the listener");
     assert!(lines["spawn"].starts_with("refused: "), "WASI has no processes: {}", lines["spawn"]);
-    // vx does not restrict clocks: a plugin sees the real wall clock.
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let seen: u64 = lines["wall-clock"].trim_start_matches("ok: ").parse().unwrap();
-    assert!(seen.abs_diff(now) < 3600, "the plugin's wall clock {seen} is the host's {now}");
+    // Without `allow-clocks` the wall clock reads the Unix epoch.
+    assert_eq!(lines["wall-clock"], "ok: 0", "a stopped wall clock\n{out}");
     assert_eq!(lines["monotonic-clock"], "ok: true");
     (env, lines)
 }
@@ -437,6 +435,19 @@ fn escapes(kind: Kind) -> (TestEnv, std::collections::BTreeMap<String, String>) 
 #[test]
 fn reporter_escape_attempts_are_refused() {
     escapes(Kind::Reporter);
+}
+
+#[test]
+fn a_plugin_granted_the_clocks_reads_the_hosts_time() {
+    let env = fixture(Kind::Reporter, "allow-clocks = true", "mode = \"probe\"\nport = 1");
+    let out = env.vx(&["run", "build", "--report", "kit", "--report-file", "out.txt"]);
+    out.assert_success();
+    let lines = probe_lines(Kind::Reporter, &out);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let seen: u64 = lines["wall-clock"].trim_start_matches("ok: ").parse().unwrap();
+    assert!(seen.abs_diff(now) < 3600, "the plugin's wall clock {seen} is the host's {now}\n{out}");
+    let list = env.vx(&["plugin", "list"]);
+    assert!(list.stdout.contains("allow-clocks=true"), "the grant is listed\n{list}");
 }
 
 #[test]

@@ -68,6 +68,10 @@ pub struct AddArgs {
     /// Grant a program the plugin may run through vx.
     #[arg(long = "allow-program", value_name = "PROGRAM")]
     pub allow_program: Vec<String>,
+    /// Let the plugin read the host's real wall and monotonic clocks
+    /// (without it they read the Unix epoch and 0).
+    #[arg(long = "allow-clocks")]
+    pub allow_clocks: bool,
     /// Replace a plugin of the same name, and re-pin it.
     #[arg(long)]
     pub force: bool,
@@ -91,6 +95,7 @@ fn add(args: AddArgs, cwd: &Path) -> Result<u8> {
             allow_hosts: args.allow_host,
             dirs: args.grant_dir,
             allow_programs: args.allow_program,
+            allow_clocks: args.allow_clocks,
         },
         force: args.force,
     };

@@ -17,6 +17,8 @@ pub struct GrantFlags {
     /// `DIR` (read-only) or `DIR:rw`.
     pub dirs: Vec<String>,
     pub allow_programs: Vec<String>,
+    /// `--allow-clocks`: the host's real clocks.
+    pub allow_clocks: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,9 @@ pub fn add_plugin_table(root: &Path, name: &str, rel: &str, grants: &GrantFlags)
                 array.push(v);
             }
         }
+    }
+    if grants.allow_clocks {
+        table["allow-clocks"] = value(true);
     }
     let granted = granted_strings(table);
     write(root, &path, &doc)?;
@@ -145,6 +150,9 @@ fn granted_strings(table: &Table) -> Vec<String> {
             };
             out.push(format!("{key}={text}"));
         }
+    }
+    if table.get("allow-clocks").and_then(Item::as_bool) == Some(true) {
+        out.push("allow-clocks=true".to_string());
     }
     out
 }

@@ -300,6 +300,9 @@ pub struct PluginSettings {
     pub env: Vec<String>,
     pub allow_hosts: Vec<String>,
     pub allow_programs: Vec<toml::Value>,
+    /// The host's real clocks (`allow-clocks = true`); without it a plugin
+    /// reads clocks that tell it nothing (docs/plugins.md, "Clocks").
+    pub allow_clocks: bool,
     pub limits: toml::Table,
     pub config: toml::Table,
 }

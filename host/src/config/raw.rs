@@ -63,6 +63,7 @@ pub struct RawPlugin {
     pub env: Option<Vec<String>>,
     pub allow_hosts: Option<Vec<String>>,
     pub allow_programs: Option<Vec<toml::Value>>,
+    pub allow_clocks: Option<bool>,
     pub limits: Option<toml::Table>,
     pub config: Option<toml::Table>,
 }

@@ -59,6 +59,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
                 env: p.env.clone().unwrap_or_default(),
                 allow_hosts: p.allow_hosts.clone().unwrap_or_default(),
                 allow_programs: p.allow_programs.clone().unwrap_or_default(),
+                allow_clocks: p.allow_clocks.unwrap_or(false),
                 limits: p.limits.clone().unwrap_or_default(),
                 config: p.config.clone().unwrap_or_default(),
             };

@@ -109,12 +109,14 @@ pub struct Grants {
     pub dirs: Vec<DirGrant>,
     pub hosts: Vec<HostPattern>,
     pub programs: Vec<ProgramGrant>,
+    /// The host's wall and monotonic clocks.
+    pub clocks: bool,
 }
 
 /// Reads the grants and limits of `[plugins.NAME]`; an error names the key.
 pub(super) fn read_settings(name: &str, settings: &PluginSettings, root: &Path) -> Result<(Grants, Limits), String> {
     let key = |k: &str| format!("[plugins.{name}].{k}");
-    let mut grants = Grants { env: settings.env.clone(), ..Grants::default() };
+    let mut grants = Grants { env: settings.env.clone(), clocks: settings.allow_clocks, ..Grants::default() };
     for value in &settings.dirs {
         let (path, rw) = match value {
             toml::Value::String(s) => (s.clone(), false),
@@ -322,6 +324,7 @@ mod tests {
             env: vec![],
             allow_hosts: vec![],
             allow_programs: vec![],
+            allow_clocks: false,
             limits: toml::Table::new(),
             config: toml::Table::new(),
         };

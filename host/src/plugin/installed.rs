@@ -86,5 +86,8 @@ fn grant_strings(settings: &PluginSettings) -> Vec<String> {
     grants.extend(settings.allow_hosts.iter().map(|h| format!("allow-hosts={h}")));
     grants.extend(settings.dirs.iter().map(|d| format!("dirs={}", text(d))));
     grants.extend(settings.allow_programs.iter().map(|p| format!("allow-programs={}", text(p))));
+    if settings.allow_clocks {
+        grants.push("allow-clocks=true".to_string());
+    }
     grants
 }

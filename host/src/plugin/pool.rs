@@ -165,8 +165,10 @@ mod tests {
         load_bytes(ctx, &bytes, blake3::hash(&bytes)).expect("testcache loads")
     }
 
+    /// testcache in probe mode, granted the clocks: `burn` measures its
+    /// 50 ms on the monotonic clock.
     fn probe(limits: Limits) -> LoadedPlugin {
-        testcache(limits, r#"{"mode":"probe"}"#, Grants::default())
+        testcache(limits, r#"{"mode":"probe"}"#, Grants { clocks: true, ..Grants::default() })
     }
 
     /// testcache's answer to `get(key)` in probe mode: the number of calls
@@ -212,6 +214,17 @@ mod tests {
         assert_eq!(stopped.kind, PluginErrorKind::OutOfTime, "{stopped}");
         assert!(stopped.message.contains("call timeout of 250ms"), "{stopped}");
         assert_eq!(count(&tc, "calls"), 1, "the stopped instance was dropped");
+    }
+
+    #[test]
+    fn without_allow_clocks_the_monotonic_clock_stands_still() {
+        // `burn` waits for 50 ms to pass on the monotonic clock: they never
+        // do, and the call timeout stops it.
+        let limits = Limits { call_timeout: Duration::from_millis(300), ..Limits::default() };
+        let tc = testcache(limits, r#"{"mode":"probe"}"#, Grants::default());
+        let stopped = tc.cache_get("burn").unwrap_err();
+        assert_eq!(stopped.kind, PluginErrorKind::OutOfTime, "{stopped}");
+        assert!(stopped.message.contains("call timeout of 300ms"), "{stopped}");
     }
 
     #[test]

@@ -119,9 +119,38 @@ pub struct State {
     pub handed: u64,
 }
 
+/// The clocks of a plugin without `allow-clocks`: the wall clock reads
+/// the Unix epoch and the monotonic clock 0, always. They tell the plugin
+/// nothing about the host, the date or how long anything took (no timer
+/// to measure a side channel with); sleeps and timeouts still wait in real
+/// time, since wasmtime-wasi keeps those on the host's clock.
+#[derive(Debug, Clone, Copy)]
+struct StoppedClock;
+
+impl wasmtime_wasi::HostWallClock for StoppedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for StoppedClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
 impl State {
     /// A store's data with exactly the grants of `plugin`: preopened dirs,
-    /// named env vars, stdin closed, no network, nothing inherited.
+    /// named env vars, stdin closed, no network, stopped clocks unless
+    /// granted, nothing inherited.
     pub(super) fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
         let stdout = CapturedOutput::new(STDIO_CAPACITY);
         let stderr = CapturedOutput::new(STDIO_CAPACITY);
@@ -131,6 +160,9 @@ impl State {
         // here so that a change of default upstream cannot open them. A
         // plugin reaches the network only through wasi:http and `allow-hosts`.
         builder.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        if !plugin.grants.clocks {
+            builder.wall_clock(StoppedClock).monotonic_clock(StoppedClock);
+        }
         for name in &plugin.grants.env {
             if let Ok(value) = std::env::var(name) {
                 builder.env(name, value);

@@ -14,6 +14,7 @@
 //! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
+//! | [`sandbox`] | `sandbox` on a task: the paths its declarations open, confined by Landlock and a network namespace |
 //! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
 //! | [`cache`]  | the content-hash cache: keys, inputs, the local store, history, and [`cache::Backend`], the interface of every tier |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
@@ -21,7 +22,7 @@
 //! | [`worker`] | `vx worker`: a bot of the Remote Workers API that runs leased actions under the guard |
 //! | [`plugin`] | the wasm host: loading, grants, limits, calls; the adapters of each world; `vx plugin add` |
 //! | [`watch`]  | `vx watch`: file events, debouncing, re-running what a change affects |
-//! | [`lockfile`] | npm, pnpm, yarn and bun lockfiles as per-project dependency slices (not yet in keys) |
+//! | [`lockfile`] | npm, pnpm, yarn and bun lockfiles as per-project dependency slices |
 //! | [`paths`]  | lexical normalisation and the containment checks shared by cache, remote and worker |
 //! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
@@ -50,6 +51,7 @@ pub mod plugin;
 pub mod remote;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod sys;
 pub mod upgrade;
 pub mod watch;

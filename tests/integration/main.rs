@@ -36,6 +36,7 @@ mod reapi_cache;
 mod reapi_exec;
 mod reapi_hostile;
 mod retries;
+mod sandbox;
 mod selection;
 mod spec;
 mod task_model;

@@ -52,7 +52,13 @@ impl RuntimeProbes {
         let mut env = strict_env.clone().unwrap_or_default();
         env.push(("PATH".into(), path));
         RuntimeProbes {
-            base: TaskCommand { program: "sh".into(), args: vec!["-c".into()], cwd: ws.root.clone(), env },
+            base: TaskCommand {
+                program: "sh".into(),
+                args: vec!["-c".into()],
+                cwd: ws.root.clone(),
+                env,
+                confine: None,
+            },
             strict: strict_env.is_some(),
             groups: OnceLock::new(),
             results: Mutex::default(),

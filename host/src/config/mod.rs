@@ -19,6 +19,7 @@ mod model;
 mod npm;
 mod raw;
 mod resolve;
+mod sandbox;
 mod settings;
 mod task;
 
@@ -28,7 +29,7 @@ pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use model::{
     CacheSettings, Command, EnvSettings, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings, RootSettings,
-    Task, TaskOrigin, TaskRef, Workspace, grpc_address,
+    Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace};

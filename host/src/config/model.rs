@@ -198,6 +198,20 @@ pub struct Task {
     pub origin: TaskOrigin,
     /// Attempts after a failed one (`retries`; `--retries` overrides it).
     pub retries: u32,
+    /// Run confined to its declarations (`sandbox`, docs/sandbox.md).
+    pub sandbox: Option<Sandbox>,
+}
+
+/// `sandbox = true` or its table: what a sandboxed task may touch beyond
+/// its declarations. Paths as written: `/x` the workspace root's `x` (or,
+/// when the workspace has none, the machine's `/x`), `~/x` the home
+/// directory's, anything else the project's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    pub allow_read: Vec<String>,
+    pub allow_write: Vec<String>,
+    /// Whether the task may reach the network (`network = true`).
+    pub network: bool,
 }
 
 impl Task {
@@ -222,6 +236,7 @@ impl Task {
             executor: "local".to_string(),
             origin,
             retries: 0,
+            sandbox: None,
         }
     }
 

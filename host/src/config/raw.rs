@@ -95,6 +95,8 @@ pub struct RawTask {
     pub ready_timeout: Option<Spanned<String>>,
     pub executor: Option<Spanned<String>>,
     pub retries: Option<Spanned<i64>>,
+    /// `true` or a table (`config::sandbox`).
+    pub sandbox: Option<Spanned<toml::Value>>,
 }
 
 /// `ready = { log = "…" }`, `{ port = N }` or `{ path = "FILE" }`.

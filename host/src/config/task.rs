@@ -124,6 +124,7 @@ fn configured_task(
         executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),
         origin: TaskOrigin::Config,
         retries,
+        sandbox: super::sandbox::task_sandbox(&raw.sandbox, source)?,
     })
 }
 
@@ -165,6 +166,7 @@ fn group_task(
         ("pass-env", raw.pass_env.is_some()),
         ("runtime", raw.runtime.is_some()),
         ("retries", raw.retries.is_some()),
+        ("sandbox", raw.sandbox.is_some()),
     ];
     if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
         return Err(source

@@ -7,19 +7,24 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::Stdio;
 
+use std::sync::Arc;
+
 use tokio::net::unix::pipe;
 
 use super::groups::Groups;
 use super::link::own_group_and_register;
+use crate::sandbox::Confinement;
 
 /// What to run: an argv, a directory and the variables to add to vx's
-/// environment.
+/// environment, and the sandbox to run it in, if any.
 #[derive(Debug, Clone)]
 pub struct TaskCommand {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub env: Vec<(OsString, OsString)>,
+    /// Applied between fork and exec, after the process has its group.
+    pub confine: Option<Arc<Confinement>>,
 }
 
 /// A running task: its leader, its group and the read end of its output.
@@ -58,6 +63,9 @@ pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Group
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(own_group_and_register(groups.registration_fd()));
+        if let Some(confine) = cmd.confine.clone() {
+            command.pre_exec(move || confine.apply_in_child());
+        }
     }
     command
 }

@@ -163,6 +163,7 @@ impl process::Host for State {
             args: cmd.args.into_iter().map(Into::into).collect(),
             cwd,
             env,
+            confine: None,
         };
         let spawned = {
             let _entered = ctx.runtime.enter();

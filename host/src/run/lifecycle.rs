@@ -19,6 +19,7 @@ use crate::config::{Task, Workspace};
 use crate::events::{Bus, CacheOutcome, Event, TaskResult, TaskStatus};
 use crate::graph::TaskGraph;
 use crate::guard::{Groups, RUN_ID_VAR, TaskMark};
+use crate::sandbox::{Confinement, Policy, TaskPaths};
 
 /// Lines of a failed task's output kept for reports (`--report`).
 const LOG_TAIL_LINES: usize = 20;
@@ -94,6 +95,16 @@ impl Shared<'_> {
         };
         let executor = self.executors.prepare(project, task, &executor_name, self.cache.as_ref(), dep_outputs)?;
         let mut command = task_command(self.ws, project, task);
+        if let Some(sandbox) = &task.sandbox {
+            if executor_name == "local" {
+                command.confine = Some(self.confinement(project, task, sandbox, &command, dep_outputs())?);
+            } else {
+                let note = format!(
+                    "`sandbox` is enforced by the local executor only; `{executor_name}` runs this task unconfined (docs/sandbox.md)"
+                );
+                self.events.note(&n.id.to_string(), &note);
+            }
+        }
         command.env.push((RUN_ID_VAR.into(), self.run_id.clone().into()));
         let persistent = task.persistent.then(|| Persistence {
             ready: task.ready.clone(),
@@ -131,6 +142,37 @@ impl Shared<'_> {
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (self.ws.root.clone(), project.dir.clone(), task.clone()));
         Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
+    }
+
+    /// The sandbox of a task: its policy as a Landlock ruleset (and no
+    /// network unless allowed). Its outputs' directories are made first, so
+    /// that the ruleset can open them for writing.
+    fn confinement(
+        &self,
+        project: &crate::config::Project,
+        task: &Task,
+        sandbox: &crate::config::Sandbox,
+        command: &crate::guard::TaskCommand,
+        dep_outputs: Vec<(std::path::PathBuf, Vec<String>)>,
+    ) -> Result<Arc<Confinement>, Refused> {
+        let path_var = command.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+        let paths = TaskPaths {
+            root: &self.ws.root,
+            project: &project.dir,
+            task,
+            sandbox,
+            global_inputs: &self.ws.global_inputs,
+            dep_outputs,
+            path_var,
+            programs: programs_of(task, command),
+            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+        };
+        let policy = Policy::for_task(&paths);
+        for dir in &policy.make_dirs {
+            // A failure shows as the task's own write error.
+            let _ = std::fs::create_dir_all(dir);
+        }
+        Confinement::new(&policy).map(Arc::new).map_err(|e| Refused(e.to_string()))
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -206,6 +248,14 @@ impl Job {
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
         let (ran, tries, cleared) = self.run_attempts().await;
+        if self.attempt.command.confine.is_some() && failure(&ran.status).is_some() {
+            // The kernel refuses a denied access with EACCES and names no
+            // path to vx; the task's own error usually does.
+            self.attempt.events.note(
+                &self.attempt.id,
+                "it ran sandboxed: a `Permission denied` above names a path its declarations do not cover; add it to `inputs`/`outputs`, or to `sandbox.allow-read`/`allow-write` (docs/sandbox.md)",
+            );
+        }
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();
         let log_tail = match (&ran.status, &tries.failed_tail) {
@@ -331,6 +381,18 @@ fn failure(status: &TaskStatus) -> Option<String> {
         TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
         TaskStatus::Succeeded | TaskStatus::Cancelled | TaskStatus::Skipped(_) => None,
     }
+}
+
+/// The programs a task starts by name: its command's, and for a shell
+/// command the first word of its script (`node` of `node build.js | tee`).
+fn programs_of(task: &Task, command: &crate::guard::TaskCommand) -> Vec<std::ffi::OsString> {
+    let mut out = vec![command.program.clone()];
+    if let crate::config::Command::Shell(script) = &task.command
+        && let Some(first) = script.split_whitespace().next().filter(|w| !w.contains('='))
+    {
+        out.push(first.into());
+    }
+    out
 }
 
 /// The last lines of a task's output (at most `LOG_TAIL_LINES` lines and

@@ -77,7 +77,7 @@ fn task_command(ctx: &LeaseContext, command: &re::Command, workdir: &Path) -> Re
     } else {
         program.into()
     };
-    Ok(TaskCommand { program, args: args.map(Into::into).collect(), cwd: workdir.to_path_buf(), env })
+    Ok(TaskCommand { program, args: args.map(Into::into).collect(), cwd: workdir.to_path_buf(), env, confine: None })
 }
 
 /// The action's timeout; none when it sets none or zero.

@@ -34,6 +34,7 @@ pub fn task_command(ws: &Workspace, project: &Project, task: &Task) -> TaskComma
             ("VX_TASK".into(), task.name.clone().into()),
             ("PATH".into(), path),
         ],
+        confine: None,
     }
 }
 

@@ -1,0 +1,163 @@
+//! Applying a [`Policy`] to a task's process: a Landlock ruleset built in
+//! vx, and a hook that runs in the child between fork and exec.
+//!
+//! Everything that allocates or opens paths happens in vx, before the
+//! fork: the ruleset (one `O_PATH` descriptor per path), the uid and gid
+//! maps. The hook only makes system calls, as a hook after `fork` in a
+//! threaded program must: `unshare` into a user and network namespace of
+//! its own (no network), writes the maps, then `no_new_privs` and
+//! `landlock_restrict_self`. Every process the task starts inherits both,
+//! grandchildren included; nothing can lift them.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr,
+};
+
+use super::policy::Policy;
+
+/// Why a task cannot be sandboxed here; it fails with this, never runs
+/// unconfined.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "`sandbox` needs Landlock (Linux 5.13 or later, with `landlock` in the kernel's LSM list), which this kernel does not offer; run the task without `sandbox`, or on such a kernel"
+    )]
+    NoLandlock,
+    #[error("could not build the task's sandbox: {0}")]
+    Ruleset(String),
+}
+
+/// The Landlock ABI this kernel speaks, 0 when it has none.
+pub fn landlock_abi() -> i32 {
+    // SAFETY: the version query takes no pointer (NULL, size 0).
+    let v = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32 /* VERSION */)
+    };
+    i32::try_from(v).unwrap_or(0).max(0)
+}
+
+/// A policy made ready for a child: the ruleset, and the namespace maps
+/// when it has no network.
+#[derive(Debug)]
+pub struct Confinement {
+    ruleset: OwnedFd,
+    netns: Option<Maps>,
+}
+
+#[derive(Debug)]
+struct Maps {
+    uid_map: CString,
+    gid_map: CString,
+    uid_line: Vec<u8>,
+    gid_line: Vec<u8>,
+    setgroups: CString,
+}
+
+impl Confinement {
+    /// Builds the ruleset for `policy`. A path that does not exist opens
+    /// nothing (an output directory is created by the caller first).
+    pub fn new(policy: &Policy) -> Result<Confinement, SandboxError> {
+        let version = landlock_abi();
+        if version < 1 {
+            return Err(SandboxError::NoLandlock);
+        }
+        let abi = ABI::from(version);
+        let fail = |e: &dyn std::fmt::Display| SandboxError::Ruleset(e.to_string());
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(abi))
+            .map_err(|e| fail(&e))?
+            .create()
+            .map_err(|e| fail(&e))?;
+        let rules = [(&policy.reads, AccessFs::from_read(abi)), (&policy.writes, AccessFs::from_all(abi))];
+        for (paths, access) in rules {
+            for path in paths.iter() {
+                let Some(rule) = rule(path, access, abi) else { continue };
+                ruleset = ruleset.add_rule(rule).map_err(|e| fail(&format!("{}: {e}", path.display())))?;
+            }
+        }
+        let ruleset = Option::<OwnedFd>::from(ruleset).ok_or(SandboxError::NoLandlock)?;
+        let netns = (!policy.network).then(Maps::here);
+        Ok(Confinement { ruleset, netns })
+    }
+
+    /// The hook for `pre_exec`: enter the namespaces, then restrict.
+    /// Async-signal-safe: system calls on data prepared in [`new`].
+    ///
+    /// [`new`]: Confinement::new
+    pub fn apply_in_child(&self) -> std::io::Result<()> {
+        if let Some(maps) = &self.netns {
+            // SAFETY: plain system calls on memory owned by `self`, which
+            // the child's copy of the parent keeps alive until exec.
+            unsafe {
+                if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                write_file(&maps.setgroups, b"deny")?;
+                write_file(&maps.uid_map, &maps.uid_line)?;
+                write_file(&maps.gid_map, &maps.gid_line)?;
+            }
+        }
+        // SAFETY: as above; the ruleset descriptor is open in the child.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, self.ruleset.as_raw_fd(), 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Maps {
+    /// Maps vx's own uid and gid onto themselves in the new namespace, so
+    /// files keep their owner and the guard can still signal the task.
+    fn here() -> Maps {
+        // SAFETY: getuid and getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let c = |s: &str| CString::new(s).expect("no NUL in a /proc path");
+        Maps {
+            uid_map: c("/proc/self/uid_map"),
+            gid_map: c("/proc/self/gid_map"),
+            setgroups: c("/proc/self/setgroups"),
+            uid_line: format!("{uid} {uid} 1").into_bytes(),
+            gid_line: format!("{gid} {gid} 1").into_bytes(),
+        }
+    }
+}
+
+/// Writes `data` to the file at `path` with raw system calls.
+///
+/// # Safety
+/// Async-signal-safe; `path` and `data` must outlive the call.
+unsafe fn write_file(path: &CString, data: &[u8]) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        if written < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The rule for `path`: `access` beneath a directory, its file rights on a
+/// file; none when the path is missing.
+fn rule(path: &Path, access: BitFlags<AccessFs>, abi: ABI) -> Option<PathBeneath<PathFd>> {
+    let meta = std::fs::metadata(path).ok()?;
+    let access = if meta.is_dir() { access } else { access & AccessFs::from_file(abi) };
+    let fd = PathFd::new(path).ok()?;
+    Some(PathBeneath::new(fd, access))
+}

@@ -1,0 +1,19 @@
+//! Hermetic tasks: a task with `sandbox` runs confined by the kernel to
+//! what it declares (docs/sandbox.md).
+//!
+//! | file | what |
+//! |------|------|
+//! | `policy` | the paths a task may read and write, from its declarations |
+//! | `confine` | the Landlock ruleset and the network namespace, applied between fork and exec |
+//!
+//! Landlock confines files (reads, writes, execution) for the task and
+//! every process it starts, unprivileged and without mounts; a user and
+//! network namespace of its own takes the network away (TCP, UDP and DNS
+//! alike). The local executor applies both; other executors say that they
+//! do not.
+
+mod confine;
+mod policy;
+
+pub use confine::{Confinement, SandboxError, landlock_abi};
+pub use policy::{Policy, SYSTEM_READ, SYSTEM_WRITE, TaskPaths};

@@ -1,0 +1,138 @@
+//! `sandbox` on a task (issue 16, its first part): real tools under the
+//! kernel's confinement. A sandboxed task reads its inputs and its
+//! dependencies' outputs, writes its outputs, and is cached as any task;
+//! a read of a sibling project, a write into its own sources, a TCP
+//! connection to a server this test started on 127.0.0.1, or any of these
+//! from a grandchild fail the task, with a note that says where to look.
+//!
+//! Tasks here write no test log (`log_cmd`): the log is outside the
+//! workspace, where a sandboxed task may not write.
+
+use std::net::TcpListener;
+
+use crate::common::fixtures::task;
+use crate::common::{Output, TestEnv};
+
+/// Projects `a` and `b`: `b` keeps a secret and builds `dist/lib.txt`
+/// (sandboxed); `a` has `tasks` (TOML).
+fn workspace(tasks: &str) -> TestEnv {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    env.write("packages/b/secret.txt", "the secret of b\n");
+    let b_build = task(
+        "build",
+        "mkdir -p dist && echo 'the lib of b' > dist/lib.txt",
+        "outputs = [\"dist/**\"]\nsandbox = true\n",
+    );
+    env.write("packages/b/vx.toml", &format!("[project]\nname = \"b\"\n{b_build}"));
+    env.write("packages/a/src/in.txt", "the input of a\n");
+    env.write("packages/a/vx.toml", &format!("[project]\nname = \"a\"\ndepends-on = [\"b\"]\n{tasks}"));
+    env
+}
+
+/// A sandboxed task of `a` running `command`, with `extra` lines.
+fn sandboxed(name: &str, command: &str, extra: &str) -> String {
+    task(name, command, &format!("inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n{extra}"))
+}
+
+#[track_caller]
+fn assert_denied(out: &Output, id: &str) {
+    out.assert_code(1);
+    assert!(out.stdout.contains("Permission denied") || out.stdout.contains("EACCES"), "denied\n{out}");
+    assert!(out.task_lines(id).iter().any(|l| l.starts_with("it ran sandboxed")), "the note says why\n{out}");
+}
+
+#[test]
+fn a_sandboxed_build_reads_its_inputs_and_its_dependencies_outputs_and_is_cached() {
+    let script = "const fs = require('fs'); \
+        const text = fs.readFileSync('src/in.txt', 'utf8') + fs.readFileSync('../b/dist/lib.txt', 'utf8'); \
+        fs.mkdirSync('dist', { recursive: true }); fs.writeFileSync('dist/out.txt', text);";
+    let build =
+        sandboxed("build", &format!("node -e {}", shell_quote(script)), "depends-on = [\"^build\"]\nsandbox = true");
+    let env = workspace(&build);
+    env.vx(&["run", "build"]).assert_success();
+    assert_eq!(env.read("packages/a/dist/out.txt"), "the input of a\nthe lib of b\n");
+    let again = env.vx(&["run", "build"]);
+    again.assert_success();
+    assert_eq!(again.summary().cached, 2, "sandboxed tasks are cached as any\n{again}");
+}
+
+#[test]
+fn a_node_script_reading_a_sibling_projects_file_fails_and_allow_read_opens_it() {
+    let read = "node -e \"process.stdout.write(require('fs').readFileSync('../b/secret.txt'))\"";
+    let env = workspace(&sandboxed("peek", read, "sandbox = true"));
+    assert_denied(&env.vx(&["run", "a#peek"]), "a#peek");
+
+    let env = workspace(&sandboxed("peek", read, "sandbox = { allow-read = [\"/packages/b/secret.txt\"] }"));
+    let out = env.vx(&["run", "a#peek"]);
+    out.assert_success();
+    assert!(out.stdout.contains("the secret of b"), "{out}");
+}
+
+#[test]
+fn a_task_writing_into_its_sources_fails_and_writes_nothing() {
+    let env = workspace(&sandboxed("scribble", "echo pwned > src/evil.txt", "sandbox = true"));
+    assert_denied(&env.vx(&["run", "a#scribble"]), "a#scribble");
+    assert!(!env.path("packages/a/src/evil.txt").exists());
+}
+
+#[test]
+fn a_shell_pipeline_works_and_a_grandchild_is_sandboxed_too() {
+    let tasks = [
+        sandboxed("pipe", "mkdir -p dist && cat src/in.txt | tr a-z A-Z > dist/up.txt", "sandbox = true"),
+        sandboxed("grand", "sh -c 'sh -c \"cat ../b/secret.txt\"'", "sandbox = true"),
+    ]
+    .concat();
+    let env = workspace(&tasks);
+    env.vx(&["run", "a#pipe"]).assert_success();
+    assert_eq!(env.read("packages/a/dist/up.txt"), "THE INPUT OF A\n");
+    assert_denied(&env.vx(&["run", "a#grand"]), "a#grand");
+}
+
+#[test]
+fn a_tcp_connection_to_a_local_server_fails_unless_network_is_true() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("address").port();
+    let connect = format!(
+        "node -e \"require('net').connect({port}, '127.0.0.1').on('connect', () => {{ console.log('connected'); process.exit(0) }}).on('error', e => {{ console.log(e.code); process.exit(3) }})\""
+    );
+    let env = workspace(&sandboxed("call", &connect, "sandbox = true"));
+    let out = env.vx(&["run", "a#call"]);
+    out.assert_code(1);
+    assert!(!out.stdout.contains("connected"), "{out}");
+    assert!(listener.accept().is_err(), "nothing reached the server");
+
+    let env = workspace(&sandboxed("call", &connect, "sandbox = { network = true }"));
+    let out = env.vx(&["run", "a#call"]);
+    out.assert_success();
+    assert!(out.stdout.contains("connected"), "{out}");
+}
+
+#[test]
+fn a_sandboxed_task_cannot_read_the_environment_of_vx_through_proc() {
+    let env = workspace(&sandboxed("environ", "cat /proc/$PPID/environ", "sandbox = true"));
+    let out = env.vx_command(&["run", "a#environ"]).env("VX_TEST_SECRET", "hunter2").output();
+    assert_denied(&out, "a#environ");
+    assert!(!out.stdout.contains("hunter2"), "{out}");
+}
+
+#[test]
+fn a_bad_sandbox_value_is_a_config_error_with_a_hint() {
+    for (value, says) in [("\"yes\"", "must be true, false or a table"), ("{ allow = [] }", "unknown key `allow`")] {
+        let env = workspace(&task("build", "true", &format!("sandbox = {value}")));
+        let out = env.vx(&["run", "a#build"]);
+        out.assert_code(2);
+        assert!(out.stderr.contains(says) && out.stderr.contains("write `sandbox = true`"), "{value}: {out}");
+        assert_eq!(out.stderr.lines().count(), 1, "one line\n{out}");
+    }
+    let env = workspace(&task("build", "true", "sandbox = { allow-read = \"/x\" }"));
+    let out = env.vx(&["run", "a#build"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("must be a list of paths"), "{out}");
+}
+
+/// `s` as one single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

@@ -42,4 +42,5 @@ mod spec;
 mod task_model;
 mod turbo_compat;
 mod upgrade;
+mod verify;
 mod watch;

@@ -80,6 +80,17 @@ impl Choice for Format {
     const WANTS: &'static str = "text or json";
 }
 
+/// `vx run --verify=KIND`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Verify {
+    /// Run the requested tasks twice and compare their outputs.
+    Determinism,
+}
+
+impl Choice for Verify {
+    const WANTS: &'static str = "determinism";
+}
+
 impl Choice for EnvMode {
     const WANTS: &'static str = "strict or loose";
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::parse_tag;
-use super::choice::{Format, choice};
+use super::choice::{Format, Verify, choice};
 use super::exec_args::{ExecArgs, runtime};
 use crate::cache::{Cache, Flakiness, History, state_dir};
 use crate::config::{Workspace, load_workspace};
@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// Write the report to PATH instead of stdout.
     #[arg(long, value_name = "PATH", requires = "report")]
     pub report_file: Option<PathBuf>,
+
+    /// `determinism`: after the run, run the requested tasks twice more,
+    /// uncached, and report the outputs that differ; exit 1 if any do.
+    #[arg(long, value_name = "KIND", require_equals = true, value_parser = choice::<Verify>())]
+    pub verify: Option<Verify>,
 }
 
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
@@ -83,6 +88,11 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     if args.verbose && args.dry.is_none() {
         return Err(Error::usage("--verbose adds each task's detail to the plan of --dry")
             .with_hint("add --dry: `vx run build --dry --verbose`"));
+    }
+    if args.verify.is_some() && (args.dry.is_some() || args.graph.is_some()) {
+        return Err(
+            Error::usage("--verify runs the tasks, and --dry and --graph run nothing").with_hint("drop one of them")
+        );
     }
     let mut prepared = args.exec.prepare(cwd, command)?;
     let mut ws = load_workspace(cwd)?;
@@ -129,6 +139,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let outcome =
         runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache)), Bus::new(subscribers)))?;
     let code = outcome.exit_code();
+    if args.verify == Some(Verify::Determinism) && code == 0 {
+        return verify_determinism(&ws, &graph, &prepared.opts);
+    }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
         if let Err(e) = reporter.write(&outcome.summary, argv, started, &tags, file.as_deref()) {
@@ -138,6 +151,52 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// `--verify=determinism`, after a run that succeeded: the requested tasks
+/// alone, twice, uncached (each from a clean output state), their outputs
+/// compared. Exit 1 when any differ, or when a run fails.
+fn verify_determinism(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Result<u8> {
+    let requested = graph.only_roots();
+    let scratch = state_dir(ws).join("verify");
+    let run = |label: &str| -> Result<u8> {
+        println!("vx: determinism: {label} run of the {} requested task(s), uncached", requested.len());
+        let terminal = crate::run::terminal(ws, &requested, opts);
+        Ok(runtime()?.block_on(execute(ws, &requested, opts, None, Bus::new(vec![Arc::new(terminal)])))?.exit_code())
+    };
+    let failed = |label: &str, code: u8| {
+        eprintln!("vx: determinism: the {label} run failed; nothing compared");
+        Ok(code)
+    };
+    let code = run("first")?;
+    if code != 0 {
+        return failed("first", code);
+    }
+    let snapshot = crate::run::Snapshot::take(ws, &requested, &scratch)
+        .map_err(|e| Error::io(format_args!("copy the outputs to {}", scratch.display()), e))?;
+    let code = run("second")?;
+    if code != 0 {
+        return failed("second", code);
+    }
+    let report = snapshot
+        .compare(ws, &requested)
+        .map_err(|e| Error::io(format_args!("compare the outputs in {}", scratch.display()), e))?;
+    Ok(print_determinism(requested.len(), &report))
+}
+
+/// The verdict of `--verify=determinism`; its exit code.
+fn print_determinism(tasks: usize, report: &[(String, Vec<crate::run::Difference>)]) -> u8 {
+    if report.is_empty() {
+        println!("vx: determinism: {tasks} task(s) wrote the same outputs twice");
+        return 0;
+    }
+    println!("vx: determinism: {} of {tasks} task(s) wrote different outputs on a second run:", report.len());
+    for (id, diffs) in report {
+        for d in diffs {
+            println!("  {id}: {d}");
+        }
+    }
+    1
 }
 
 /// `--graph[=FILE]`: the task graph in Graphviz DOT.

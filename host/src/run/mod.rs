@@ -13,6 +13,7 @@
 //! | `record` | history as a subscriber |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
 //! | `task_lock` | one run of a task at a time across vx processes |
+//! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
 mod dry;
 mod engine;
@@ -28,6 +29,7 @@ mod record;
 mod signals;
 mod task_cache;
 mod task_lock;
+mod verify;
 
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
@@ -40,3 +42,4 @@ pub use pass_through::apply_pass_through;
 pub use plan::{Selection, plan, select_projects};
 pub use record::{HistoryRecorder, command_line, shell_quote, unix_ms};
 pub use signals::Signals;
+pub use verify::{Difference, Snapshot};

@@ -35,11 +35,16 @@ fn sandboxed(name: &str, command: &str, extra: &str) -> String {
     task(name, command, &format!("inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n{extra}"))
 }
 
+/// The run failed, and vx named `path` (as `vx.toml` spells it) with the
+/// line to add to the task's table.
 #[track_caller]
-fn assert_denied(out: &Output, id: &str) {
+fn assert_refused(out: &Output, id: &str, what: &str, path: &str) {
     out.assert_code(1);
-    assert!(out.stdout.contains("Permission denied") || out.stdout.contains("EACCES"), "denied\n{out}");
-    assert!(out.task_lines(id).iter().any(|l| l.starts_with("it ran sandboxed")), "the note says why\n{out}");
+    let task = id.split('#').nth(1).unwrap_or(id);
+    let named = format!("sandbox: refused {what} {path}, outside its declarations; add \"{path}\"");
+    let line = out.task_lines(id).into_iter().find(|l| l.starts_with(&named));
+    let line = line.unwrap_or_else(|| panic!("vx names {path}\n{out}"));
+    assert!(line.ends_with(&format!("of [tasks.{task}] in packages/a/vx.toml")), "and where to add it: {line}");
 }
 
 #[test]
@@ -61,7 +66,7 @@ fn a_sandboxed_build_reads_its_inputs_and_its_dependencies_outputs_and_is_cached
 fn a_node_script_reading_a_sibling_projects_file_fails_and_allow_read_opens_it() {
     let read = "node -e \"process.stdout.write(require('fs').readFileSync('../b/secret.txt'))\"";
     let env = workspace(&sandboxed("peek", read, "sandbox = true"));
-    assert_denied(&env.vx(&["run", "a#peek"]), "a#peek");
+    assert_refused(&env.vx(&["run", "a#peek"]), "a#peek", "a read of", "/packages/b/secret.txt");
 
     let env = workspace(&sandboxed("peek", read, "sandbox = { allow-read = [\"/packages/b/secret.txt\"] }"));
     let out = env.vx(&["run", "a#peek"]);
@@ -70,9 +75,21 @@ fn a_node_script_reading_a_sibling_projects_file_fails_and_allow_read_opens_it()
 }
 
 #[test]
+fn a_task_that_was_refused_a_read_and_still_exits_0_fails_and_is_not_cached() {
+    let tolerant = "cat ../b/secret.txt 2>/dev/null; mkdir -p dist && echo built > dist/out.txt";
+    let env = workspace(&sandboxed("build", tolerant, "sandbox = true"));
+    for round in 0..2 {
+        let out = env.vx(&["run", "a#build"]);
+        assert_refused(&out, "a#build", "a read of", "/packages/b/secret.txt");
+        assert!(out.stdout.contains("its sandbox refused 1 path(s)"), "round {round}: the reason\n{out}");
+        assert_eq!(out.summary().cached, 0, "round {round}: never cached\n{out}");
+    }
+}
+
+#[test]
 fn a_task_writing_into_its_sources_fails_and_writes_nothing() {
     let env = workspace(&sandboxed("scribble", "echo pwned > src/evil.txt", "sandbox = true"));
-    assert_denied(&env.vx(&["run", "a#scribble"]), "a#scribble");
+    assert_refused(&env.vx(&["run", "a#scribble"]), "a#scribble", "a write to", "src/evil.txt");
     assert!(!env.path("packages/a/src/evil.txt").exists());
 }
 
@@ -86,7 +103,7 @@ fn a_shell_pipeline_works_and_a_grandchild_is_sandboxed_too() {
     let env = workspace(&tasks);
     env.vx(&["run", "a#pipe"]).assert_success();
     assert_eq!(env.read("packages/a/dist/up.txt"), "THE INPUT OF A\n");
-    assert_denied(&env.vx(&["run", "a#grand"]), "a#grand");
+    assert_refused(&env.vx(&["run", "a#grand"]), "a#grand", "a read of", "/packages/b/secret.txt");
 }
 
 #[test]
@@ -113,7 +130,8 @@ fn a_tcp_connection_to_a_local_server_fails_unless_network_is_true() {
 fn a_sandboxed_task_cannot_read_the_environment_of_vx_through_proc() {
     let env = workspace(&sandboxed("environ", "cat /proc/$PPID/environ", "sandbox = true"));
     let out = env.vx_command(&["run", "a#environ"]).env("VX_TEST_SECRET", "hunter2").output();
-    assert_denied(&out, "a#environ");
+    out.assert_code(1);
+    assert!(out.stdout.contains("Permission denied"), "{out}");
     assert!(!out.stdout.contains("hunter2"), "{out}");
 }
 

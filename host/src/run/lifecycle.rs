@@ -248,14 +248,6 @@ impl Job {
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
         let (ran, tries, cleared) = self.run_attempts().await;
-        if self.attempt.command.confine.is_some() && failure(&ran.status).is_some() {
-            // The kernel refuses a denied access with EACCES and names no
-            // path to vx; the task's own error usually does.
-            self.attempt.events.note(
-                &self.attempt.id,
-                "it ran sandboxed: a `Permission denied` above names a path its declarations do not cover; add it to `inputs`/`outputs`, or to `sandbox.allow-read`/`allow-write` (docs/sandbox.md)",
-            );
-        }
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();
         let log_tail = match (&ran.status, &tries.failed_tail) {

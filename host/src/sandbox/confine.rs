@@ -12,6 +12,7 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
+use std::sync::Arc;
 
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
@@ -19,6 +20,7 @@ use landlock::{
 };
 
 use super::policy::Policy;
+use super::trace::{self, TraceChild, Tracer};
 
 /// Why a task cannot be sandboxed here; it fails with this, never runs
 /// unconfined.
@@ -41,12 +43,15 @@ pub fn landlock_abi() -> i32 {
     i32::try_from(v).unwrap_or(0).max(0)
 }
 
-/// A policy made ready for a child: the ruleset, and the namespace maps
-/// when it has no network.
+/// A policy made ready for a child: the ruleset, the namespace maps when
+/// it has no network, and for one attempt the tracer's half
+/// ([`Confinement::for_attempt`]).
 #[derive(Debug)]
 pub struct Confinement {
-    ruleset: OwnedFd,
-    netns: Option<Maps>,
+    pub policy: Arc<Policy>,
+    ruleset: Arc<OwnedFd>,
+    netns: Option<Arc<Maps>>,
+    trace: Option<TraceChild>,
 }
 
 #[derive(Debug)]
@@ -82,8 +87,21 @@ impl Confinement {
             }
         }
         let ruleset = Option::<OwnedFd>::from(ruleset).ok_or(SandboxError::NoLandlock)?;
-        let netns = (!policy.network).then(Maps::here);
-        Ok(Confinement { ruleset, netns })
+        let netns = (!policy.network).then(|| Arc::new(Maps::here()));
+        Ok(Confinement { policy: Arc::new(policy.clone()), ruleset: Arc::new(ruleset), netns, trace: None })
+    }
+
+    /// The confinement of one attempt: the same ruleset, and a tracer of
+    /// its own that names what the attempt touched outside the policy.
+    pub fn for_attempt(&self) -> std::io::Result<(Confinement, Tracer)> {
+        let (child, tracer) = trace::start(&self.policy)?;
+        let attempt = Confinement {
+            policy: self.policy.clone(),
+            ruleset: self.ruleset.clone(),
+            netns: self.netns.clone(),
+            trace: Some(child),
+        };
+        Ok((attempt, tracer))
     }
 
     /// The hook for `pre_exec`: enter the namespaces, then restrict.
@@ -112,7 +130,12 @@ impl Confinement {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        Ok(())
+        // Last: from here on every open is reported to vx, which must hold
+        // the listener before the first one.
+        match &self.trace {
+            Some(trace) => trace.install_in_child(),
+            None => Ok(()),
+        }
     }
 }
 

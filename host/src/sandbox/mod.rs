@@ -5,6 +5,7 @@
 //! |------|------|
 //! | `policy` | the paths a task may read and write, from its declarations |
 //! | `confine` | the Landlock ruleset and the network namespace, applied between fork and exec |
+//! | `trace` | seccomp user notification: the paths a task touched outside its policy, named |
 //!
 //! Landlock confines files (reads, writes, execution) for the task and
 //! every process it starts, unprivileged and without mounts; a user and
@@ -14,6 +15,8 @@
 
 mod confine;
 mod policy;
+mod trace;
 
 pub use confine::{Confinement, SandboxError, landlock_abi};
 pub use policy::{Policy, SYSTEM_READ, SYSTEM_WRITE, TaskPaths};
+pub use trace::{Tracer, Violation};

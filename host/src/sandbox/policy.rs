@@ -27,6 +27,8 @@ pub const SYSTEM_WRITE: &[&str] = &["/dev"];
 /// reach the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
+    /// The workspace root, for naming paths in reports.
+    pub root: PathBuf,
     pub reads: Vec<PathBuf>,
     pub writes: Vec<PathBuf>,
     pub network: bool,
@@ -83,7 +85,7 @@ impl Policy {
         reads.dedup();
         writes.sort();
         writes.dedup();
-        Policy { reads, writes, network: t.sandbox.network, make_dirs }
+        Policy { root: t.root.to_path_buf(), reads, writes, network: t.sandbox.network, make_dirs }
     }
 }
 

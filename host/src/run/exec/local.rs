@@ -162,15 +162,24 @@ async fn read_piece<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>)
 async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
     let pid_before = last_pid();
+    let (mut command, tracer) = match super::sandboxed::command(a) {
+        Ok(prepared) => prepared,
+        Err(why) => {
+            a.events.note(&a.id, &why);
+            return Ran::failed(why);
+        }
+    };
     let spawned = match env {
-        None => spawn_task(&a.command, &a.groups),
+        None => spawn_task(&command, &a.groups),
         Some(strict) => {
-            let mut command = a.command.clone();
             let vars = strict.allowed.iter().chain(&strict.listed).chain(&a.command.env);
             command.env = vars.cloned().collect();
             spawn_isolated(&command, &a.groups)
         }
     };
+    // The tracer's socket must be held by the child alone, so that its
+    // thread sees the end when the child fails before handing it over.
+    drop(command);
     let mut proc = match spawned {
         Ok(p) => p,
         Err(e) => {
@@ -201,7 +210,8 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     out.drain_orphans(&mut ready).await;
     a.groups.unregister(pgid);
     let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
-    Ran { status: status(a, exit, &ending, &ready), log: out.log.finish(), exit_code }
+    let status = super::sandboxed::settle(a, tracer, status(a, exit, &ending, &ready)).await;
+    Ran { status, log: out.log.finish(), exit_code }
 }
 
 /// Until the leader exits (for a persistent task, until its whole group is

@@ -14,6 +14,7 @@
 //! | `remote` | REAPI remote execution (`executor = "remote"`) |
 //! | `command` | how a task's `command` becomes argv, cwd and environment |
 //! | `readiness` | persistent tasks: readiness rules and the stop signal |
+//! | `sandboxed` | a sandboxed attempt: its tracer, and the refused paths named |
 //!
 //! The set is closed: [`Chosen`] is the one enum that names them, built by
 //! [`Executors::prepare`] from the task's `executor` (or `--executor`). A
@@ -26,6 +27,7 @@ mod local;
 mod plugin;
 mod readiness;
 mod remote;
+mod sandboxed;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;

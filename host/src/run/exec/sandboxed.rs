@@ -1,0 +1,101 @@
+//! A sandboxed attempt on the local executor: its own tracer around the
+//! task's shared ruleset, and afterwards the paths it was refused, each
+//! named with the line to add to `vx.toml` (docs/sandbox.md).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Attempt;
+use crate::events::TaskStatus;
+use crate::guard::TaskCommand;
+use crate::sandbox::{Tracer, Violation};
+
+/// How long the tracer may take to hand over its report once the task's
+/// processes are gone (its thread ends when the last one has).
+const REPORT_WAIT: Duration = Duration::from_secs(5);
+/// Paths named per attempt; the rest are counted.
+const MAX_NAMED: usize = 20;
+
+/// The command of this attempt with a tracer of its own, when the task is
+/// sandboxed.
+pub(super) fn command(a: &Attempt) -> Result<(TaskCommand, Option<Tracer>), String> {
+    let Some(confine) = &a.command.confine else { return Ok((a.command.clone(), None)) };
+    let (attempt, tracer) = confine.for_attempt().map_err(|e| format!("could not start its sandbox's tracer: {e}"))?;
+    let mut command = a.command.clone();
+    command.confine = Some(Arc::new(attempt));
+    Ok((command, Some(tracer)))
+}
+
+/// The status after the tracer's report: each refused path a note, and a
+/// task that succeeded anyway failed (it was refused something, so its
+/// result is not what its declarations promise, and it is not cached).
+pub(super) async fn settle(a: &Attempt, tracer: Option<Tracer>, status: TaskStatus) -> TaskStatus {
+    let Some(tracer) = tracer else { return status };
+    let report = tokio::time::timeout(REPORT_WAIT, tokio::task::spawn_blocking(move || tracer.finish())).await;
+    let violations = match report {
+        Ok(Ok(v)) => v,
+        _ => {
+            a.events.note(&a.id, "its sandbox's report did not arrive; refused paths are not named");
+            return status;
+        }
+    };
+    let root = a.command.confine.as_ref().map(|c| c.policy.root.clone()).unwrap_or_default();
+    if violations.is_empty() {
+        if status != TaskStatus::Succeeded && !matches!(status, TaskStatus::Cancelled) {
+            a.events.note(
+                &a.id,
+                "it ran sandboxed, and its sandbox named no path outside its declarations (reads under /proc are refused unreported)",
+            );
+        }
+        return status;
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let where_ = task_table(a, &root);
+    let project = std::fs::canonicalize(&a.command.cwd).unwrap_or_else(|_| a.command.cwd.clone());
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    for v in violations.iter().take(MAX_NAMED) {
+        a.events.note(&a.id, &describe(v, &project, &root, home.as_deref(), &where_));
+    }
+    if violations.len() > MAX_NAMED {
+        a.events.note(&a.id, &format!("and {} more paths outside its declarations", violations.len() - MAX_NAMED));
+    }
+    match status {
+        TaskStatus::Succeeded => TaskStatus::Failed(format!(
+            "its sandbox refused {} path(s) its declarations do not cover",
+            violations.len()
+        )),
+        other => other,
+    }
+}
+
+/// `[tasks.build] in packages/web/vx.toml`.
+fn task_table(a: &Attempt, root: &Path) -> String {
+    let dir = a.command.cwd.strip_prefix(root).unwrap_or(&a.command.cwd);
+    let file = if dir.as_os_str().is_empty() { "vx.toml".to_string() } else { format!("{}/vx.toml", dir.display()) };
+    format!("[tasks.{}] in {file}", a.mark.task)
+}
+
+/// One refused path, and the line that would allow it.
+/// Paths are spelled as `vx.toml` takes them: project-relative inside the
+/// project, `/x` elsewhere in the workspace, `~/x` at home.
+fn describe(v: &Violation, project: &Path, root: &Path, home: Option<&Path>, table: &str) -> String {
+    let shown = if let Ok(rel) = v.path.strip_prefix(project) {
+        rel.display().to_string()
+    } else if let Ok(rel) = v.path.strip_prefix(root) {
+        format!("/{}", rel.display())
+    } else if let Some(rel) = home.and_then(|h| v.path.strip_prefix(h).ok()) {
+        format!("~/{}", rel.display())
+    } else {
+        v.path.display().to_string()
+    };
+    if v.write {
+        format!(
+            "sandbox: refused a write to {shown}, outside its declarations; add \"{shown}\" to `outputs` or to `sandbox.allow-write` of {table}"
+        )
+    } else {
+        format!(
+            "sandbox: refused a read of {shown}, outside its declarations; add \"{shown}\" to `inputs` or to `sandbox.allow-read` of {table}"
+        )
+    }
+}

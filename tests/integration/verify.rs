@@ -79,5 +79,67 @@ fn verify_with_dry_is_a_usage_error_and_a_bad_kind_is_refused() {
     assert!(out.stderr.contains("--verify runs the tasks"), "{out}");
     let out = env.vx(&["run", "a#build", "--verify=speed"]);
     out.assert_code(2);
-    assert!(out.stderr.contains("--verify expects determinism, got `speed`"), "{out}");
+    assert!(out.stderr.contains("--verify expects inputs or determinism, got `speed`"), "{out}");
+}
+
+// ---------------------------------------------------------------------
+// --verify=inputs (issue 16, item 3)
+
+/// Project `a` whose `build` runs `command`, beside `lib` and a file at
+/// the workspace root that nothing declares.
+fn traced(command: &str, extra: &str) -> TestEnv {
+    let env = project(&task("build", command, &format!("depends-on = [\"^build\"]\n{extra}")));
+    env.write("shared/config.json", "{}\n");
+    env.write("packages/a/build.js", "// the build\n");
+    env
+}
+
+#[test]
+fn a_task_with_missing_declarations_gets_the_lines_to_add_and_exit_1() {
+    let command = "cat build.js ../../shared/config.json src/in.txt ../lib/dist/lib.txt > /dev/null && mkdir -p dist cache && echo x > dist/out.txt && echo y > cache/c.txt";
+    let env = traced(command, "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]");
+    let out = env.vx(&["run", "a#build", "--verify=inputs"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("1 of 1 task(s) touched files their declarations do not cover"), "{out}");
+    assert!(out.stdout.contains("a#build ([tasks.build] in packages/a/vx.toml):"), "{out}");
+    assert!(
+        out.stdout.contains("read, not in its inputs; add to `inputs`: \"/shared/config.json\", \"build.js\""),
+        "the undeclared reads, spelled for vx.toml; not its inputs, its dependency's outputs or the system\n{out}"
+    );
+    assert!(out.stdout.contains("wrote, not in its outputs; add to `outputs`: \"cache/c.txt\""), "{out}");
+}
+
+#[test]
+fn complete_declarations_pass_and_json_says_so() {
+    let command = "cat build.js src/in.txt ../lib/dist/lib.txt > /dev/null && mkdir -p dist && echo x > dist/out.txt";
+    let env = traced(command, "inputs = [\"src/**\", \"build.js\"]\noutputs = [\"dist/**\"]");
+    let out = env.vx(&["run", "a#build", "--verify=inputs"]);
+    out.assert_success();
+    assert!(out.stdout.contains("the declarations of 1 task(s) cover everything they read and wrote"), "{out}");
+
+    let out = env.vx(&["run", "a#build", "--verify=inputs", "--format", "json"]);
+    out.assert_success();
+    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
+    let json: serde_json::Value = serde_json::from_str(&out.stdout[start..]).expect("the JSON document parses");
+    assert_eq!(json["complete"], true, "{json}");
+    assert_eq!(json["tasks"][0]["id"], "a#build", "{json}");
+    assert_eq!(json["tasks"][0]["inputs"], serde_json::json!([]), "{json}");
+}
+
+#[test]
+fn a_task_reading_a_directory_of_files_gets_one_glob() {
+    let env = traced("cat gen/*.ts > /dev/null", "inputs = [\"src/**\"]");
+    for f in ["a", "b", "c", "d"] {
+        env.write(&format!("packages/a/gen/{f}.ts"), f);
+    }
+    let out = env.vx(&["run", "a#build", "--verify=inputs", "--format", "json"]);
+    out.assert_code(1);
+    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
+    let json: serde_json::Value = serde_json::from_str(&out.stdout[start..]).expect("parses");
+    assert_eq!(json["complete"], false);
+    assert_eq!(
+        json["tasks"][0]["inputs"],
+        serde_json::json!(["gen/**"]),
+        "four files of one directory: its glob\n{json}"
+    );
 }

@@ -85,10 +85,13 @@ impl Choice for Format {
 pub enum Verify {
     /// Run the requested tasks twice and compare their outputs.
     Determinism,
+    /// Run the requested tasks traced and report what they touched
+    /// outside their declarations.
+    Inputs,
 }
 
 impl Choice for Verify {
-    const WANTS: &'static str = "determinism";
+    const WANTS: &'static str = "inputs or determinism";
 }
 
 impl Choice for EnvMode {

@@ -17,6 +17,7 @@ mod run;
 mod show;
 mod translate;
 mod upgrade;
+mod verify;
 mod watch;
 mod why;
 mod worker;

@@ -75,10 +75,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH", requires = "report")]
     pub report_file: Option<PathBuf>,
 
-    /// `determinism`: after the run, run the requested tasks twice more,
-    /// uncached, and report the outputs that differ; exit 1 if any do.
+    /// After the run: `determinism` runs the requested tasks twice more,
+    /// uncached, and reports the outputs that differ; `inputs` runs them
+    /// traced and reports what they touched outside their declarations.
+    /// Exit 1 when anything is found.
     #[arg(long, value_name = "KIND", require_equals = true, value_parser = choice::<Verify>())]
     pub verify: Option<Verify>,
+
+    /// With `--verify=inputs`: `text` (default) or `json`.
+    #[arg(long, value_name = "FORMAT", requires = "verify", value_parser = choice::<Format>())]
+    pub format: Option<Format>,
 }
 
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
@@ -139,8 +145,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let outcome =
         runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache)), Bus::new(subscribers)))?;
     let code = outcome.exit_code();
-    if args.verify == Some(Verify::Determinism) && code == 0 {
-        return verify_determinism(&ws, &graph, &prepared.opts);
+    if let Some(kind) = args.verify
+        && code == 0
+    {
+        return super::verify::after_run(kind, &ws, &graph, &prepared.opts, args.format);
     }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
@@ -151,52 +159,6 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         }
     }
     Ok(code)
-}
-
-/// `--verify=determinism`, after a run that succeeded: the requested tasks
-/// alone, twice, uncached (each from a clean output state), their outputs
-/// compared. Exit 1 when any differ, or when a run fails.
-fn verify_determinism(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Result<u8> {
-    let requested = graph.only_roots();
-    let scratch = state_dir(ws).join("verify");
-    let run = |label: &str| -> Result<u8> {
-        println!("vx: determinism: {label} run of the {} requested task(s), uncached", requested.len());
-        let terminal = crate::run::terminal(ws, &requested, opts);
-        Ok(runtime()?.block_on(execute(ws, &requested, opts, None, Bus::new(vec![Arc::new(terminal)])))?.exit_code())
-    };
-    let failed = |label: &str, code: u8| {
-        eprintln!("vx: determinism: the {label} run failed; nothing compared");
-        Ok(code)
-    };
-    let code = run("first")?;
-    if code != 0 {
-        return failed("first", code);
-    }
-    let snapshot = crate::run::Snapshot::take(ws, &requested, &scratch)
-        .map_err(|e| Error::io(format_args!("copy the outputs to {}", scratch.display()), e))?;
-    let code = run("second")?;
-    if code != 0 {
-        return failed("second", code);
-    }
-    let report = snapshot
-        .compare(ws, &requested)
-        .map_err(|e| Error::io(format_args!("compare the outputs in {}", scratch.display()), e))?;
-    Ok(print_determinism(requested.len(), &report))
-}
-
-/// The verdict of `--verify=determinism`; its exit code.
-fn print_determinism(tasks: usize, report: &[(String, Vec<crate::run::Difference>)]) -> u8 {
-    if report.is_empty() {
-        println!("vx: determinism: {tasks} task(s) wrote the same outputs twice");
-        return 0;
-    }
-    println!("vx: determinism: {} of {tasks} task(s) wrote different outputs on a second run:", report.len());
-    for (id, diffs) in report {
-        for d in diffs {
-            println!("  {id}: {d}");
-        }
-    }
-    1
 }
 
 /// `--graph[=FILE]`: the task graph in Graphviz DOT.

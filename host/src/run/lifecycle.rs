@@ -79,25 +79,24 @@ impl Shared<'_> {
         let project = &self.ws.projects[n.project];
         let task = self.task(node);
         let executor_name = self.executor_of(task);
-        // Each dependency's outputs as (directory, globs over it): its
-        // project's, and its root-anchored ones over the workspace root.
-        let dep_outputs = || {
-            graph.deps[node]
-                .iter()
-                .flat_map(|&d| {
-                    let dn = &graph.nodes[d];
-                    let p = &self.ws.projects[dn.project];
-                    let outputs = crate::cache::OutputGlobs::split(&p.tasks[&dn.id.task].outputs);
-                    let anchored = outputs.has_anchored().then(|| (self.ws.root.clone(), outputs.anchored));
-                    std::iter::once((p.dir.clone(), outputs.project)).chain(anchored)
-                })
-                .collect()
-        };
+        let dep_outputs = || dependency_outputs(self.ws, graph, node);
         let executor = self.executors.prepare(project, task, &executor_name, self.cache.as_ref(), dep_outputs)?;
         let mut command = task_command(self.ws, project, task);
-        if let Some(sandbox) = &task.sandbox {
+        if let (Some(observed), "local") = (&self.opts.observe, executor_name.as_str()) {
+            let sandbox = task.sandbox.clone().unwrap_or_default();
+            // The traced run holds the requested tasks alone: their
+            // dependencies' outputs come from the whole plan.
+            let deps = observed.deps.get(&n.id.to_string()).cloned().unwrap_or_default();
+            let policy = self.policy(project, task, &sandbox, &command, deps);
+            command.confine = Some(Arc::new(Confinement::observe(&policy, observed.clone())));
+        } else if let Some(sandbox) = &task.sandbox {
             if executor_name == "local" {
-                command.confine = Some(self.confinement(project, task, sandbox, &command, dep_outputs())?);
+                let policy = self.policy(project, task, sandbox, &command, dep_outputs());
+                for dir in &policy.make_dirs {
+                    // A failure shows as the task's own write error.
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                command.confine = Some(Confinement::new(&policy).map(Arc::new).map_err(|e| Refused(e.to_string()))?);
             } else {
                 let note = format!(
                     "`sandbox` is enforced by the local executor only; `{executor_name}` runs this task unconfined (docs/sandbox.md)"
@@ -144,17 +143,17 @@ impl Shared<'_> {
         Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
     }
 
-    /// The sandbox of a task: its policy as a Landlock ruleset (and no
-    /// network unless allowed). Its outputs' directories are made first, so
-    /// that the ruleset can open them for writing.
-    fn confinement(
+    /// What a task may touch, sandboxed: from its declarations, its
+    /// toolchain and `sandbox`. The outputs' directories are to be made
+    /// before a ruleset opens them for writing.
+    fn policy(
         &self,
         project: &crate::config::Project,
         task: &Task,
         sandbox: &crate::config::Sandbox,
         command: &crate::guard::TaskCommand,
         dep_outputs: Vec<(std::path::PathBuf, Vec<String>)>,
-    ) -> Result<Arc<Confinement>, Refused> {
+    ) -> Policy {
         let path_var = command.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
         let paths = TaskPaths {
             root: &self.ws.root,
@@ -167,12 +166,7 @@ impl Shared<'_> {
             programs: programs_of(task, command),
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
         };
-        let policy = Policy::for_task(&paths);
-        for dir in &policy.make_dirs {
-            // A failure shows as the task's own write error.
-            let _ = std::fs::create_dir_all(dir);
-        }
-        Confinement::new(&policy).map(Arc::new).map_err(|e| Refused(e.to_string()))
+        Policy::for_task(&paths)
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
@@ -373,6 +367,21 @@ fn failure(status: &TaskStatus) -> Option<String> {
         TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
         TaskStatus::Succeeded | TaskStatus::Cancelled | TaskStatus::Skipped(_) => None,
     }
+}
+
+/// Each dependency's outputs of `node` as (directory, globs over it): its
+/// project's, and its root-anchored ones over the workspace root.
+pub fn dependency_outputs(ws: &Workspace, graph: &TaskGraph, node: usize) -> Vec<(std::path::PathBuf, Vec<String>)> {
+    graph.deps[node]
+        .iter()
+        .flat_map(|&d| {
+            let dn = &graph.nodes[d];
+            let p = &ws.projects[dn.project];
+            let outputs = crate::cache::OutputGlobs::split(&p.tasks[&dn.id.task].outputs);
+            let anchored = outputs.has_anchored().then(|| (ws.root.clone(), outputs.anchored));
+            std::iter::once((p.dir.clone(), outputs.project)).chain(anchored)
+        })
+        .collect()
 }
 
 /// The programs a task starts by name: its command's, and for a shell

@@ -37,6 +37,7 @@ pub use eta::{Prediction, predict};
 pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
 pub use front::terminal;
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
+pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;
 pub use pass_through::apply_pass_through;
 pub use plan::{Selection, plan, select_projects};

@@ -27,4 +27,7 @@ pub struct RunOptions {
     /// `--retries N`: attempts after a failed one, for every task that ends
     /// (over each task's own `retries`).
     pub retries: Option<u32>,
+    /// `--verify=inputs`: every task on the local executor is traced, not
+    /// confined, and what it touches outside its declarations lands here.
+    pub observe: Option<std::sync::Arc<crate::sandbox::Observed>>,
 }

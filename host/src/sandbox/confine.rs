@@ -49,9 +49,21 @@ pub fn landlock_abi() -> i32 {
 #[derive(Debug)]
 pub struct Confinement {
     pub policy: Arc<Policy>,
-    ruleset: Arc<OwnedFd>,
+    /// `None` when the task is only observed (`--verify=inputs`).
+    ruleset: Option<Arc<OwnedFd>>,
     netns: Option<Arc<Maps>>,
     trace: Option<TraceChild>,
+    /// Where an observed task's report goes, instead of failing it.
+    pub observed: Option<Arc<Observed>>,
+}
+
+/// `--verify=inputs`: each observed task's dependencies' outputs (from
+/// the whole plan; the traced run holds the requested tasks alone), and
+/// what each touched outside its declarations, `(task id, paths)`.
+#[derive(Debug, Default)]
+pub struct Observed {
+    pub deps: std::collections::HashMap<String, Vec<(std::path::PathBuf, Vec<String>)>>,
+    pub seen: std::sync::Mutex<Vec<(String, Vec<super::Violation>)>>,
 }
 
 #[derive(Debug)]
@@ -88,7 +100,25 @@ impl Confinement {
         }
         let ruleset = Option::<OwnedFd>::from(ruleset).ok_or(SandboxError::NoLandlock)?;
         let netns = (!policy.network).then(|| Arc::new(Maps::here()));
-        Ok(Confinement { policy: Arc::new(policy.clone()), ruleset: Arc::new(ruleset), netns, trace: None })
+        Ok(Confinement {
+            policy: Arc::new(policy.clone()),
+            ruleset: Some(Arc::new(ruleset)),
+            netns,
+            trace: None,
+            observed: None,
+        })
+    }
+
+    /// Watches a task without confining it: every path it touches outside
+    /// `policy` is reported to `observed`, and the task runs as it would.
+    pub fn observe(policy: &Policy, observed: Arc<Observed>) -> Confinement {
+        Confinement {
+            policy: Arc::new(policy.clone()),
+            ruleset: None,
+            netns: None,
+            trace: None,
+            observed: Some(observed),
+        }
     }
 
     /// The confinement of one attempt: the same ruleset, and a tracer of
@@ -100,6 +130,7 @@ impl Confinement {
             ruleset: self.ruleset.clone(),
             netns: self.netns.clone(),
             trace: Some(child),
+            observed: self.observed.clone(),
         };
         Ok((attempt, tracer))
     }
@@ -122,11 +153,14 @@ impl Confinement {
             }
         }
         // SAFETY: as above; the ruleset descriptor is open in the child.
+        // `no_new_privs` is what an unprivileged seccomp filter needs too.
         unsafe {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if libc::syscall(libc::SYS_landlock_restrict_self, self.ruleset.as_raw_fd(), 0u32) != 0 {
+            if let Some(ruleset) = &self.ruleset
+                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
         }

@@ -6,6 +6,7 @@
 //! | `policy` | the paths a task may read and write, from its declarations |
 //! | `confine` | the Landlock ruleset and the network namespace, applied between fork and exec |
 //! | `trace` | seccomp user notification: the paths a task touched outside its policy, named |
+//! | `patch` | `--verify=inputs`: those paths as the lines to add to `vx.toml` |
 //!
 //! Landlock confines files (reads, writes, execution) for the task and
 //! every process it starts, unprivileged and without mounts; a user and
@@ -14,9 +15,11 @@
 //! do not.
 
 mod confine;
+mod patch;
 mod policy;
 mod trace;
 
-pub use confine::{Confinement, SandboxError, landlock_abi};
+pub use confine::{Confinement, Observed, SandboxError, landlock_abi};
+pub use patch::{Patch, patch};
 pub use policy::{Policy, SYSTEM_READ, SYSTEM_WRITE, TaskPaths};
 pub use trace::{Tracer, Violation};

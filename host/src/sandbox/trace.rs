@@ -12,9 +12,10 @@
 //! tracer only reports and never enforces.
 //!
 //! Not reported: reads of paths that do not exist (runtimes probe for
-//! files, and a missing file reads nothing), and reads under `/proc`,
-//! which runtimes probe and do without; a tool that needs `/proc` fails
-//! with its own error.
+//! files, and a missing file reads nothing), directory listings (a shell
+//! glob lists its directory before it reads the files it names), and
+//! reads under `/proc`, which runtimes probe and do without; a refused one
+//! shows as the tool's own error.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -259,6 +260,9 @@ fn accesses(notif: &libc::seccomp_notif) -> Vec<Access> {
         let flags = flags as i32;
         if flags & libc::O_PATH != 0 {
             return None; // opens nothing to read or write
+        }
+        if flags & libc::O_DIRECTORY != 0 && flags & libc::O_ACCMODE == libc::O_RDONLY {
+            return None; // a listing: Landlock refuses one outside the policy, unreported
         }
         Some(flags & libc::O_ACCMODE != libc::O_RDONLY || flags & (libc::O_CREAT | libc::O_TRUNC) != 0)
     };

@@ -25,6 +25,9 @@ use std::path::{Component, Path, PathBuf};
 
 use super::policy::Policy;
 
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (uapi/linux/seccomp.h).
+const SYNC_WAKE_UP: u64 = 1;
+
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
@@ -202,6 +205,11 @@ fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 /// Answers every notification until no process uses the filter any more.
 fn supervise(sock: &OwnedFd, judge: &Judge) -> Vec<Violation> {
     let Some(listener) = recv_fd(sock) else { return Vec::new() };
+    // Linux 6.6+: the task's CPU switches straight to this thread on each
+    // notification, instead of waking it like any sleeper; it halves the
+    // cost of a traced call here. Older kernels refuse the flag: no harm.
+    // SAFETY: SET_FLAGS takes the flags by value.
+    unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS, SYNC_WAKE_UP) };
     let mut found = BTreeSet::new();
     loop {
         let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };

@@ -136,6 +136,36 @@ fn a_sandboxed_task_cannot_read_the_environment_of_vx_through_proc() {
 }
 
 #[test]
+fn a_loopback_network_reaches_the_tasks_own_server_and_not_the_hosts() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let host_port = listener.local_addr().expect("address").port();
+    // A server the task starts itself, then a client of it; then a client
+    // of the server this test listens with.
+    let own = "node -e \"const net = require('net'); const s = net.createServer(c => c.end('pong')).listen(0, '127.0.0.1', () => { net.connect(s.address().port, '127.0.0.1').on('data', d => { console.log('own: ' + d); process.exit(0) }).on('error', e => { console.log('own: ' + e.code); process.exit(3) }) }).on('error', e => { console.log('listen: ' + e.code); process.exit(4) })\"";
+    let host = format!(
+        "node -e \"require('net').connect({host_port}, '127.0.0.1').on('connect', () => {{ console.log('host: connected'); process.exit(0) }}).on('error', e => {{ console.log('host: ' + e.code); process.exit(3) }})\""
+    );
+    let tasks = [
+        sandboxed("own", own, "sandbox = { network = \"loopback\" }"),
+        sandboxed("host", &host, "sandbox = { network = \"loopback\" }"),
+        task("none", own, "sandbox = true"),
+    ]
+    .concat();
+    let env = workspace(&tasks);
+    let out = env.vx(&["run", "a#own"]);
+    out.assert_success();
+    assert!(out.stdout.contains("own: pong"), "its own server answers on its loopback\n{out}");
+    let out = env.vx(&["run", "a#host"]);
+    out.assert_code(1);
+    assert!(!out.stdout.contains("host: connected"), "{out}");
+    assert!(listener.accept().is_err(), "the host's server is not reached from the task's loopback");
+    let out = env.vx(&["run", "a#none"]);
+    out.assert_code(1);
+    assert!(!out.stdout.contains("own: pong"), "without it, not even a loopback\n{out}");
+}
+
+#[test]
 fn a_bad_sandbox_value_is_a_config_error_with_a_hint() {
     for (value, says) in [("\"yes\"", "must be true, false or a table"), ("{ allow = [] }", "unknown key `allow`")] {
         let env = workspace(&task("build", "true", &format!("sandbox = {value}")));
@@ -148,6 +178,10 @@ fn a_bad_sandbox_value_is_a_config_error_with_a_hint() {
     let out = env.vx(&["run", "a#build"]);
     out.assert_code(2);
     assert!(out.stderr.contains("must be a list of paths"), "{out}");
+    let env = workspace(&task("build", "true", "sandbox = { network = \"lan\" }"));
+    let out = env.vx(&["run", "a#build"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("must be true, false or \"loopback\""), "{out}");
 }
 
 /// `s` as one single-quoted shell word.

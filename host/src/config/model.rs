@@ -210,8 +210,19 @@ pub struct Task {
 pub struct Sandbox {
     pub allow_read: Vec<String>,
     pub allow_write: Vec<String>,
-    /// Whether the task may reach the network (`network = true`).
-    pub network: bool,
+    /// What network the task has (`network`).
+    pub network: Network,
+}
+
+/// `sandbox.network`: none (`false`, the default), a loopback of the
+/// task's own (`"loopback"`: servers it starts itself, not the host's),
+/// or the host's (`true`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    #[default]
+    None,
+    Loopback,
+    Host,
 }
 
 impl Task {

@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::diag::Source;
 use super::error::Diagnostic;
-use super::model::Sandbox;
+use super::model::{Network, Sandbox};
 
 const KEYS: &[&str] = &["allow-read", "allow-write", "network"];
 
@@ -27,11 +27,14 @@ pub fn task_sandbox(value: &Option<Spanned<toml::Value>>, source: &Source) -> Re
                 match (key.as_str(), v) {
                     ("allow-read", v) => sandbox.allow_read = paths(v, key, source, span.clone())?,
                     ("allow-write", v) => sandbox.allow_write = paths(v, key, source, span.clone())?,
-                    ("network", toml::Value::Boolean(b)) => sandbox.network = *b,
+                    ("network", toml::Value::Boolean(b)) => {
+                        sandbox.network = if *b { Network::Host } else { Network::None };
+                    }
+                    ("network", toml::Value::String(s)) if s == "loopback" => sandbox.network = Network::Loopback,
                     ("network", _) => {
-                        return Err(source
-                            .error(span, "`sandbox.network` must be true or false")
-                            .with_hint("`network = true` lets the task reach the network"));
+                        return Err(source.error(span, "`sandbox.network` must be true, false or \"loopback\"").with_hint(
+                            "`network = true` lets the task reach the network; `\"loopback\"` gives it a loopback of its own",
+                        ));
                     }
                     _ => {
                         return Err(source

@@ -52,6 +52,8 @@ pub struct Confinement {
     /// `None` when the task is only observed (`--verify=inputs`).
     ruleset: Option<Arc<OwnedFd>>,
     netns: Option<Arc<Maps>>,
+    /// `network = "loopback"`: the namespace's own `lo` is brought up.
+    loopback: bool,
     trace: Option<TraceChild>,
     /// Where an observed task's report goes, instead of failing it.
     pub observed: Option<Arc<Observed>>,
@@ -99,11 +101,13 @@ impl Confinement {
             }
         }
         let ruleset = Option::<OwnedFd>::from(ruleset).ok_or(SandboxError::NoLandlock)?;
-        let netns = (!policy.network).then(|| Arc::new(Maps::here()));
+        let netns = (policy.network != crate::config::Network::Host).then(|| Arc::new(Maps::here()));
+        let loopback = policy.network == crate::config::Network::Loopback;
         Ok(Confinement {
             policy: Arc::new(policy.clone()),
             ruleset: Some(Arc::new(ruleset)),
             netns,
+            loopback,
             trace: None,
             observed: None,
         })
@@ -116,6 +120,7 @@ impl Confinement {
             policy: Arc::new(policy.clone()),
             ruleset: None,
             netns: None,
+            loopback: false,
             trace: None,
             observed: Some(observed),
         }
@@ -129,6 +134,7 @@ impl Confinement {
             policy: self.policy.clone(),
             ruleset: self.ruleset.clone(),
             netns: self.netns.clone(),
+            loopback: self.loopback,
             trace: Some(child),
             observed: self.observed.clone(),
         };
@@ -150,6 +156,9 @@ impl Confinement {
                 write_file(&maps.setgroups, b"deny")?;
                 write_file(&maps.uid_map, &maps.uid_line)?;
                 write_file(&maps.gid_map, &maps.gid_line)?;
+            }
+            if self.loopback {
+                loopback_up()?;
             }
         }
         // SAFETY: as above; the ruleset descriptor is open in the child.
@@ -188,6 +197,29 @@ impl Maps {
             gid_line: format!("{gid} {gid} 1").into_bytes(),
         }
     }
+}
+
+/// Brings up `lo` in the task's new network namespace (vx's uid owns the
+/// namespace, so it may): a loopback of its own, for servers it starts.
+fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: a zeroed `ifreq` is valid; the calls take stack memory.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (dst, src) in ifr.ifr_name.iter_mut().zip(b"lo") {
+            *dst = *src as libc::c_char;
+        }
+        ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as libc::c_short;
+        let done = libc::ioctl(sock, libc::SIOCSIFFLAGS, &ifr);
+        libc::close(sock);
+        if done != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Writes `data` to the file at `path` with raw system calls.

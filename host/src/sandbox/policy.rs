@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::config::{Sandbox, Task};
+use crate::config::{Network, Sandbox, Task};
 
 /// System paths every sandboxed task may read and execute: the shell, the
 /// C library and the loader, certificates and configuration in `/etc`,
@@ -31,7 +31,7 @@ pub struct Policy {
     pub root: PathBuf,
     pub reads: Vec<PathBuf>,
     pub writes: Vec<PathBuf>,
-    pub network: bool,
+    pub network: Network,
     /// Output directories to create before the task starts, so that the
     /// ruleset can open them.
     pub make_dirs: Vec<PathBuf>,

@@ -143,3 +143,15 @@ fn a_task_reading_a_directory_of_files_gets_one_glob() {
         "four files of one directory: its glob\n{json}"
     );
 }
+
+#[test]
+fn a_read_inside_an_input_directory_that_its_globs_do_not_match_is_reported() {
+    // `src/*.txt` opens src/ to the sandbox, but the key counts only the
+    // .txt files: the JSON beside them is undeclared.
+    let env = traced("cat src/in.txt src/data.json > /dev/null", "inputs = [\"src/*.txt\"]");
+    env.write("packages/a/src/data.json", "{}\n");
+    let out = env.vx(&["run", "a#build", "--verify=inputs"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("add to `inputs`: \"src/data.json\""), "{out}");
+    assert!(!out.stdout.contains("src/in.txt"), "the declared input is not reported\n{out}");
+}

@@ -35,6 +35,23 @@ pub struct Policy {
     /// Output directories to create before the task starts, so that the
     /// ruleset can open them.
     pub make_dirs: Vec<PathBuf>,
+    /// The declarations themselves, for the tracer: inside the workspace a
+    /// read is judged against the globs the key uses, not the directories
+    /// the ruleset opens.
+    pub exact: Exact,
+}
+
+/// What the key counts, as written: the task's inputs and outputs, the
+/// workspace's global inputs and each dependency's outputs; and the paths
+/// read beside them (toolchain, system, manifests, `allow-read`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Exact {
+    pub project: PathBuf,
+    pub inputs: Option<Vec<String>>,
+    pub outputs: Vec<String>,
+    pub global_inputs: Vec<String>,
+    pub dep_outputs: Vec<(PathBuf, Vec<String>)>,
+    pub beside: Vec<PathBuf>,
 }
 
 /// Where a task's paths are resolved from.
@@ -56,27 +73,28 @@ pub struct TaskPaths<'a> {
 
 impl Policy {
     pub fn for_task(t: &TaskPaths<'_>) -> Policy {
-        let mut reads: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        let mut beside: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
         for program in &t.programs {
-            reads.extend(toolchain(t.path_var, program));
-        }
-        match &t.task.inputs {
-            None => reads.push(t.project.to_path_buf()),
-            Some(globs) => reads.extend(globs.iter().filter_map(|g| glob_base(g, t.root, t.project))),
+            beside.extend(toolchain(t.path_var, program));
         }
         // The manifests the key takes (docs/cache.md), which package
         // managers and runtimes read too.
-        reads.push(t.project.join("package.json"));
-        reads.extend(
+        beside.push(t.project.join("package.json"));
+        beside.extend(
             ["package.json", "package-lock.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", "yarn.lock", "bun.lock"]
                 .iter()
                 .map(|f| t.root.join(f)),
         );
+        beside.extend(t.sandbox.allow_read.iter().map(|p| resolve(p, t.root, t.project, t.home.as_deref())));
+        let mut reads = beside.clone();
+        match &t.task.inputs {
+            None => reads.push(t.project.to_path_buf()),
+            Some(globs) => reads.extend(globs.iter().filter_map(|g| glob_base(g, t.root, t.project))),
+        }
         reads.extend(t.global_inputs.iter().filter_map(|g| glob_base(&format!("/{g}"), t.root, t.root)));
         for (dir, globs) in &t.dep_outputs {
             reads.extend(globs.iter().filter_map(|g| glob_base(g, dir, dir)));
         }
-        reads.extend(t.sandbox.allow_read.iter().map(|p| resolve(p, t.root, t.project, t.home.as_deref())));
         let mut writes: Vec<PathBuf> = SYSTEM_WRITE.iter().map(PathBuf::from).collect();
         let make_dirs: Vec<PathBuf> = t.task.outputs.iter().filter_map(|g| output_dir(g, t.root, t.project)).collect();
         writes.extend(make_dirs.iter().cloned());
@@ -85,7 +103,15 @@ impl Policy {
         reads.dedup();
         writes.sort();
         writes.dedup();
-        Policy { root: t.root.to_path_buf(), reads, writes, network: t.sandbox.network, make_dirs }
+        let exact = Exact {
+            project: t.project.to_path_buf(),
+            inputs: t.task.inputs.clone(),
+            outputs: t.task.outputs.clone(),
+            global_inputs: t.global_inputs.to_vec(),
+            dep_outputs: t.dep_outputs.clone(),
+            beside,
+        };
+        Policy { root: t.root.to_path_buf(), reads, writes, network: t.sandbox.network, make_dirs, exact }
     }
 }
 

@@ -23,7 +23,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::policy::Policy;
+use super::policy::{Exact, Policy};
+use crate::cache::{GlobFilter, InputMatcher};
 
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (uapi/linux/seccomp.h).
 const SYNC_WAKE_UP: u64 = 1;
@@ -375,28 +376,94 @@ fn resolve(pid: u32, dirfd: i32, name: &OsString) -> Option<PathBuf> {
     Some(out)
 }
 
-/// The policy with its paths as written and as the kernel resolves them.
+/// The policy with its paths as written and as the kernel resolves them,
+/// and inside the workspace the globs the key uses.
 #[derive(Debug)]
 struct Judge {
     reads: Vec<PathBuf>,
     writes: Vec<PathBuf>,
+    exact: Option<ExactJudge>,
+}
+
+/// Reads inside the workspace, judged as the key judges files.
+#[derive(Debug)]
+struct ExactJudge {
+    roots: Vec<PathBuf>,
+    projects: Vec<PathBuf>,
+    /// `None`: every file of the project is an input.
+    inputs: Option<InputMatcher>,
+    globals: Option<GlobFilter>,
+    deps: Vec<(Vec<PathBuf>, GlobFilter)>,
+    beside: Vec<PathBuf>,
+}
+
+/// A path as written and as resolved.
+fn spellings(path: &Path) -> Vec<PathBuf> {
+    let mut all = vec![path.to_path_buf()];
+    all.extend(std::fs::canonicalize(path).ok().filter(|p| p != path));
+    all
+}
+
+impl ExactJudge {
+    fn new(root: &Path, e: &Exact) -> Option<ExactJudge> {
+        let inputs = match &e.inputs {
+            None => None,
+            Some(globs) => Some(InputMatcher::new(Some(globs), &[]).ok()?),
+        };
+        let globals =
+            (!e.global_inputs.is_empty()).then(|| GlobFilter::new(Some(&e.global_inputs), &[])).transpose().ok()?;
+        let mut deps = Vec::new();
+        for (dir, globs) in &e.dep_outputs {
+            deps.push((spellings(dir), GlobFilter::new(Some(globs), &[]).ok()?));
+        }
+        let beside = e.beside.iter().flat_map(|p| spellings(p)).collect();
+        Some(ExactJudge { roots: spellings(root), projects: spellings(&e.project), inputs, globals, deps, beside })
+    }
+
+    /// `Some(allowed)` for a path inside the workspace, `None` outside it.
+    fn read(&self, path: &Path) -> Option<bool> {
+        let in_root = self.roots.iter().find_map(|r| path.strip_prefix(r).ok())?;
+        if self.beside.iter().any(|b| path.starts_with(b)) {
+            return Some(true);
+        }
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        let in_project = self.projects.iter().find_map(|p| path.strip_prefix(p).ok()).map(text);
+        let input = match &self.inputs {
+            None => in_project.is_some(),
+            Some(m) => m.matches(in_project.as_deref(), &text(in_root)),
+        };
+        let global = self.globals.as_ref().is_some_and(|g| g.matches(&text(in_root)));
+        let dep = self.deps.iter().any(|(dirs, filter)| {
+            dirs.iter().find_map(|d| path.strip_prefix(d).ok()).is_some_and(|rel| filter.matches(&text(rel)))
+        });
+        Some(input || global || dep)
+    }
 }
 
 impl Judge {
     fn new(policy: &Policy) -> Judge {
         let both = |paths: &[PathBuf]| {
-            let mut all: Vec<PathBuf> = paths.to_vec();
-            all.extend(paths.iter().filter_map(|p| std::fs::canonicalize(p).ok()));
+            let mut all: Vec<PathBuf> = paths.iter().flat_map(|p| spellings(p)).collect();
             all.sort();
             all.dedup();
             all
         };
-        Judge { reads: both(&policy.reads), writes: both(&policy.writes) }
+        Judge {
+            reads: both(&policy.reads),
+            writes: both(&policy.writes),
+            exact: ExactJudge::new(&policy.root, &policy.exact),
+        }
     }
 
     fn allows(&self, path: &Path, write: bool) -> bool {
         let beneath = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
-        if write { beneath(&self.writes) } else { beneath(&self.reads) || beneath(&self.writes) }
+        if write || beneath(&self.writes) {
+            return beneath(&self.writes);
+        }
+        match self.exact.as_ref().and_then(|e| e.read(path)) {
+            Some(allowed) => allowed,
+            None => beneath(&self.reads),
+        }
     }
 
     fn violation(&self, access: Access) -> Option<Violation> {

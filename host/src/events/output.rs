@@ -85,11 +85,6 @@ impl BoundedLog {
         }
     }
 
-    /// Whether nothing was pushed.
-    pub fn is_empty(&self) -> bool {
-        self.head.is_empty()
-    }
-
     fn trim_tail(&mut self) {
         let cut = self.tail.len().saturating_sub(LOG_TAIL);
         self.tail.drain(..cut);

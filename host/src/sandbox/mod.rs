@@ -19,7 +19,7 @@ mod patch;
 mod policy;
 mod trace;
 
-pub use confine::{Confinement, Observed, SandboxError, landlock_abi};
+pub use confine::{Confinement, Observed, SandboxError};
 pub use patch::{Patch, patch};
-pub use policy::{Policy, SYSTEM_READ, SYSTEM_WRITE, TaskPaths};
+pub use policy::{Policy, TaskPaths};
 pub use trace::{Tracer, Violation};

@@ -19,9 +19,9 @@ use crate::config::{Network, Sandbox, Task};
 /// cgroup's memory limit). Not `/proc`: through it a task could read the
 /// environment of vx and of every other process of the user, which strict
 /// env mode keeps from it.
-pub const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys"];
+const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys"];
 /// Written by almost every tool (`/dev/null`, the terminal).
-pub const SYSTEM_WRITE: &[&str] = &["/dev"];
+const SYSTEM_WRITE: &[&str] = &["/dev"];
 
 /// The paths one sandboxed attempt may read, and write, and whether it may
 /// reach the network.

@@ -21,10 +21,11 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::policy::{Exact, Policy};
 use crate::cache::{GlobFilter, InputMatcher};
+use crate::paths::normalize_lexically;
 
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (uapi/linux/seccomp.h).
 const SYNC_WAKE_UP: u64 = 1;
@@ -154,18 +155,31 @@ fn filter() -> Vec<libc::sock_filter> {
     }
 }
 
+/// A one-byte message with room for one descriptor, over `iov` and
+/// `control` (the caller's stack: nothing is allocated, so the child may
+/// build one after fork). `CMSG_SPACE(4)` is 24 bytes; `u64`s keep the
+/// control buffer aligned.
+fn fd_message(iov: &mut libc::iovec, control: &mut [u64; 4]) -> libc::msghdr {
+    // SAFETY: a zeroed msghdr is valid; the pointers are to the caller's
+    // locals, which outlive the message.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
+        msg
+    }
+}
+
 /// Sends `fd` over the socket `sock` (`SCM_RIGHTS`), with stack memory only.
 fn send_fd(sock: RawFd, fd: RawFd) -> std::io::Result<()> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    let mut control = [0u64; 4]; // CMSG_SPACE(4) is 24 bytes; u64s keep it aligned
+    let mut control = [0u64; 4];
+    let msg = fd_message(&mut iov, &mut control);
     // SAFETY: the message and its control buffer live on this stack frame.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
@@ -184,13 +198,9 @@ fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
     let mut control = [0u64; 4];
+    let mut msg = fd_message(&mut iov, &mut control);
     // SAFETY: as in `send_fd`; a received descriptor is owned from here.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
         if libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
             return None;
         }
@@ -363,17 +373,7 @@ fn resolve(pid: u32, dirfd: i32, name: &OsString) -> Option<PathBuf> {
         let base = if dirfd == libc::AT_FDCWD { format!("/proc/{pid}/cwd") } else { format!("/proc/{pid}/fd/{dirfd}") };
         std::fs::read_link(base).ok()?.join(name)
     };
-    let mut out = PathBuf::new();
-    for c in full.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    Some(out)
+    Some(normalize_lexically(&full))
 }
 
 /// The policy with its paths as written and as the kernel resolves them,

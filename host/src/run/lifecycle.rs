@@ -88,7 +88,7 @@ impl Shared<'_> {
             // dependencies' outputs come from the whole plan.
             let deps = observed.deps.get(&n.id.to_string()).cloned().unwrap_or_default();
             let policy = self.policy(project, task, &sandbox, &command, deps);
-            command.confine = Some(Arc::new(Confinement::observe(&policy, observed.clone())));
+            command.confine = Some(Arc::new(Confinement::observe(policy, observed.clone())));
         } else if let Some(sandbox) = &task.sandbox {
             if executor_name == "local" {
                 let policy = self.policy(project, task, sandbox, &command, dep_outputs());
@@ -96,7 +96,7 @@ impl Shared<'_> {
                     // A failure shows as the task's own write error.
                     let _ = std::fs::create_dir_all(dir);
                 }
-                command.confine = Some(Confinement::new(&policy).map(Arc::new).map_err(|e| Refused(e.to_string()))?);
+                command.confine = Some(Confinement::new(policy).map(Arc::new).map_err(|e| Refused(e.to_string()))?);
             } else {
                 let note = format!(
                     "`sandbox` is enforced by the local executor only; `{executor_name}` runs this task unconfined (docs/sandbox.md)"

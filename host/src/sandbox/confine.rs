@@ -20,7 +20,7 @@ use landlock::{
 };
 
 use super::policy::Policy;
-use super::trace::{self, TraceChild, Tracer};
+use super::trace::{self, Judge, TraceChild, Tracer};
 
 /// Why a task cannot be sandboxed here; it fails with this, never runs
 /// unconfined.
@@ -49,6 +49,7 @@ fn landlock_abi() -> i32 {
 #[derive(Debug)]
 pub struct Confinement {
     pub policy: Arc<Policy>,
+    judge: Arc<Judge>,
     /// `None` when the task is only observed (`--verify=inputs`).
     ruleset: Option<Arc<OwnedFd>>,
     netns: Option<Arc<Maps>>,
@@ -80,7 +81,7 @@ struct Maps {
 impl Confinement {
     /// Builds the ruleset for `policy`. A path that does not exist opens
     /// nothing (an output directory is created by the caller first).
-    pub fn new(policy: &Policy) -> Result<Confinement, SandboxError> {
+    pub fn new(policy: Policy) -> Result<Confinement, SandboxError> {
         let version = landlock_abi();
         if version < 1 {
             return Err(SandboxError::NoLandlock);
@@ -104,7 +105,8 @@ impl Confinement {
         let netns = (policy.network != crate::config::Network::Host).then(|| Arc::new(Maps::here()));
         let loopback = policy.network == crate::config::Network::Loopback;
         Ok(Confinement {
-            policy: Arc::new(policy.clone()),
+            judge: Arc::new(Judge::new(&policy)),
+            policy: Arc::new(policy),
             ruleset: Some(Arc::new(ruleset)),
             netns,
             loopback,
@@ -115,9 +117,10 @@ impl Confinement {
 
     /// Watches a task without confining it: every path it touches outside
     /// `policy` is reported to `observed`, and the task runs as it would.
-    pub fn observe(policy: &Policy, observed: Arc<Observed>) -> Confinement {
+    pub fn observe(policy: Policy, observed: Arc<Observed>) -> Confinement {
         Confinement {
-            policy: Arc::new(policy.clone()),
+            judge: Arc::new(Judge::new(&policy)),
+            policy: Arc::new(policy),
             ruleset: None,
             netns: None,
             loopback: false,
@@ -129,9 +132,10 @@ impl Confinement {
     /// The confinement of one attempt: the same ruleset, and a tracer of
     /// its own that names what the attempt touched outside the policy.
     pub fn for_attempt(&self) -> std::io::Result<(Confinement, Tracer)> {
-        let (child, tracer) = trace::start(&self.policy)?;
+        let (child, tracer) = trace::start(self.judge.clone())?;
         let attempt = Confinement {
             policy: self.policy.clone(),
+            judge: self.judge.clone(),
             ruleset: self.ruleset.clone(),
             netns: self.netns.clone(),
             loopback: self.loopback,

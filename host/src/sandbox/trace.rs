@@ -22,6 +22,7 @@ use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::policy::{Exact, Policy};
 use crate::cache::{GlobFilter, InputMatcher};
@@ -119,7 +120,7 @@ impl Tracer {
 }
 
 /// The two halves for one attempt under `policy`.
-pub fn start(policy: &Policy) -> std::io::Result<(TraceChild, Tracer)> {
+pub fn start(judge: Arc<Judge>) -> std::io::Result<(TraceChild, Tracer)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors.
     if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
@@ -127,7 +128,6 @@ pub fn start(policy: &Policy) -> std::io::Result<(TraceChild, Tracer)> {
     }
     // SAFETY: both were just made and are owned here alone.
     let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let judge = Judge::new(policy);
     let thread = std::thread::Builder::new().name("vx-sandbox-trace".into()).spawn(move || supervise(&ours, &judge))?;
     Ok((TraceChild { filter: filter(), sock: theirs }, Tracer { thread }))
 }
@@ -377,9 +377,11 @@ fn resolve(pid: u32, dirfd: i32, name: &OsString) -> Option<PathBuf> {
 }
 
 /// The policy with its paths as written and as the kernel resolves them,
-/// and inside the workspace the globs the key uses.
+/// and inside the workspace the globs the key uses. Built once per task
+/// (resolving its paths costs a stat per component) and shared by its
+/// attempts' tracers.
 #[derive(Debug)]
-struct Judge {
+pub struct Judge {
     reads: Vec<PathBuf>,
     writes: Vec<PathBuf>,
     exact: Option<ExactJudge>,
@@ -441,7 +443,7 @@ impl ExactJudge {
 }
 
 impl Judge {
-    fn new(policy: &Policy) -> Judge {
+    pub fn new(policy: &Policy) -> Judge {
         let both = |paths: &[PathBuf]| {
             let mut all: Vec<PathBuf> = paths.iter().flat_map(|p| spellings(p)).collect();
             all.sort();

@@ -173,7 +173,7 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
         None => spawn_task(&command, &a.groups),
         Some(strict) => {
             let vars = strict.allowed.iter().chain(&strict.listed).chain(&a.command.env);
-            command.env = vars.cloned().collect();
+            command.to_mut().env = vars.cloned().collect();
             spawn_isolated(&command, &a.groups)
         }
     };

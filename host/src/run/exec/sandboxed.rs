@@ -2,6 +2,7 @@
 //! task's shared ruleset, and afterwards the paths it was refused, each
 //! named with the line to add to `vx.toml` (docs/sandbox.md).
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,13 +19,13 @@ const REPORT_WAIT: Duration = Duration::from_secs(5);
 const MAX_NAMED: usize = 20;
 
 /// The command of this attempt with a tracer of its own, when the task is
-/// sandboxed.
-pub(super) fn command(a: &Attempt) -> Result<(TaskCommand, Option<Tracer>), String> {
-    let Some(confine) = &a.command.confine else { return Ok((a.command.clone(), None)) };
+/// sandboxed; the attempt's own command (not a copy) when it is not.
+pub(super) fn command(a: &Attempt) -> Result<(Cow<'_, TaskCommand>, Option<Tracer>), String> {
+    let Some(confine) = &a.command.confine else { return Ok((Cow::Borrowed(&a.command), None)) };
     let (attempt, tracer) = confine.for_attempt().map_err(|e| format!("could not start its sandbox's tracer: {e}"))?;
     let mut command = a.command.clone();
     command.confine = Some(Arc::new(attempt));
-    Ok((command, Some(tracer)))
+    Ok((Cow::Owned(command), Some(tracer)))
 }
 
 /// The status after the tracer's report: each refused path a note, and a

@@ -8,7 +8,7 @@ plain run:
 
     plain      fork, exec `node build.js`
     landlock   the same, the child restricted by Landlock before exec: read
-               and execute on the system paths, node, the project's sources
+               and execute on the system paths (as vx's: no /proc), node, the project's sources
                and build.js; write on dist/ and /dev; no TCP (ABI >= 4)
     netns      the same, the child in a user and network namespace of its
                own (no network but a downed loopback), before exec
@@ -186,7 +186,7 @@ def main():
         project = setup(base)
         dist = os.path.join(project, "dist")
         os.makedirs(dist, exist_ok=True)
-        system = ["/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", os.path.realpath(node)]
+        system = ["/usr", "/lib", "/lib64", "/bin", "/etc", "/sys", os.path.realpath(node)]
         reads = system + [os.path.join(project, "src"), os.path.join(project, "build.js"),
                           os.path.join(project, "package.json")]
         writes = [dist, "/dev"]

@@ -166,6 +166,29 @@ fn a_loopback_network_reaches_the_tasks_own_server_and_not_the_hosts() {
 }
 
 #[test]
+fn a_sandboxed_task_that_times_out_is_stopped_and_leaves_nothing() {
+    let env = workspace(&sandboxed("hang", "sleep 30 & sleep 30", "sandbox = true\ntimeout = \"1s\""));
+    let out = env.vx(&["run", "a#hang"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("timed out"), "{out}");
+    assert!(env.live_processes().is_empty(), "the guard stopped all of it: {:?}", env.live_processes());
+}
+
+#[test]
+fn a_sandboxed_server_is_ready_by_its_log_and_released_after_its_dependent() {
+    let tasks = [
+        task("serve", "echo up; exec sleep 30", "persistent = true\nready = { log = \"up\" }\nsandbox = true"),
+        sandboxed("build", "mkdir -p dist && echo built > dist/out.txt", "depends-on = [\"serve\"]\nsandbox = true"),
+    ]
+    .concat();
+    let env = workspace(&tasks);
+    let out = env.vx(&["run", "a#build"]);
+    out.assert_success();
+    assert_eq!(env.read("packages/a/dist/out.txt"), "built\n");
+    assert!(env.live_processes().is_empty(), "the server was stopped: {:?}", env.live_processes());
+}
+
+#[test]
 fn a_bad_sandbox_value_is_a_config_error_with_a_hint() {
     for (value, says) in [("\"yes\"", "must be true, false or a table"), ("{ allow = [] }", "unknown key `allow`")] {
         let env = workspace(&task("build", "true", &format!("sandbox = {value}")));

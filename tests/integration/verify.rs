@@ -94,6 +94,13 @@ fn traced(command: &str, extra: &str) -> TestEnv {
     env
 }
 
+/// The JSON document `--format json` prints after the run's own output.
+#[track_caller]
+fn report_json(out: &crate::common::Output) -> serde_json::Value {
+    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
+    serde_json::from_str(&out.stdout[start..]).expect("the JSON document parses")
+}
+
 #[test]
 fn a_task_with_missing_declarations_gets_the_lines_to_add_and_exit_1() {
     let command = "cat build.js ../../shared/config.json src/in.txt ../lib/dist/lib.txt > /dev/null && mkdir -p dist cache && echo x > dist/out.txt && echo y > cache/c.txt";
@@ -119,8 +126,7 @@ fn complete_declarations_pass_and_json_says_so() {
 
     let out = env.vx(&["run", "a#build", "--verify=inputs", "--format", "json"]);
     out.assert_success();
-    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
-    let json: serde_json::Value = serde_json::from_str(&out.stdout[start..]).expect("the JSON document parses");
+    let json = report_json(&out);
     assert_eq!(json["complete"], true, "{json}");
     assert_eq!(json["tasks"][0]["id"], "a#build", "{json}");
     assert_eq!(json["tasks"][0]["inputs"], serde_json::json!([]), "{json}");
@@ -134,8 +140,7 @@ fn a_task_reading_a_directory_of_files_gets_one_glob() {
     }
     let out = env.vx(&["run", "a#build", "--verify=inputs", "--format", "json"]);
     out.assert_code(1);
-    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
-    let json: serde_json::Value = serde_json::from_str(&out.stdout[start..]).expect("parses");
+    let json = report_json(&out);
     assert_eq!(json["complete"], false);
     assert_eq!(
         json["tasks"][0]["inputs"],

@@ -87,6 +87,40 @@ fn a_task_that_was_refused_a_read_and_still_exits_0_fails_and_is_not_cached() {
 }
 
 #[test]
+fn a_tolerated_listing_of_a_directory_fails_the_task_names_it_and_the_suggested_line_mends_it() {
+    // A shell glob over a directory it may not list matches nothing, and
+    // the loop goes on: the task exits 0, but its output depends on names
+    // its key does not count.
+    let listing = "for f in ../b/* *; do echo \"$f\"; done > /dev/null; mkdir -p dist && echo built > dist/out.txt";
+    let env = workspace(&sandboxed("list", listing, "sandbox = true"));
+    let out = env.vx(&["run", "a#list"]);
+    out.assert_code(1);
+    let lines = out.task_lines("a#list");
+    let named = |start: &str| {
+        lines.iter().any(|l| l.starts_with(start) && l.ends_with("of [tasks.list] in packages/a/vx.toml"))
+    };
+    assert!(
+        named(
+            "sandbox: refused a listing of the directory /packages/b, outside its declarations; add \"/packages/b/*\" to `inputs`"
+        ),
+        "the sibling's directory, with its glob\n{out}"
+    );
+    assert!(
+        named("sandbox: refused a listing of the project's directory, outside its declarations; add \"*\" to `inputs`"),
+        "the project's own directory\n{out}"
+    );
+    assert_eq!(out.summary().cached, 0, "never cached\n{out}");
+
+    let mended = task(
+        "list",
+        listing,
+        "inputs = [\"src/**\", \"*\", \"/packages/b/*\"]\noutputs = [\"dist/**\"]\nsandbox = true\n",
+    );
+    let env = workspace(&mended);
+    env.vx(&["run", "a#list"]).assert_success();
+}
+
+#[test]
 fn a_task_writing_into_its_sources_fails_and_writes_nothing() {
     let env = workspace(&sandboxed("scribble", "echo pwned > src/evil.txt", "sandbox = true"));
     assert_refused(&env.vx(&["run", "a#scribble"]), "a#scribble", "a write to", "src/evil.txt");
@@ -186,6 +220,54 @@ fn a_sandboxed_server_is_ready_by_its_log_and_released_after_its_dependent() {
     out.assert_success();
     assert_eq!(env.read("packages/a/dist/out.txt"), "built\n");
     assert!(env.live_processes().is_empty(), "the server was stopped: {:?}", env.live_processes());
+}
+
+/// `vx ARGS` run as on a kernel without `what` (`vx-test-without`).
+fn vx_without(env: &TestEnv, what: &str, args: &[&str]) -> Output {
+    env.vx_command(args).wrapped("vx-test-without", &[what]).output()
+}
+
+#[test]
+fn on_a_kernel_without_landlock_a_sandboxed_task_fails_saying_so_and_never_runs() {
+    let tasks = [
+        sandboxed("build", "mkdir -p dist && echo ran > dist/out.txt", "sandbox = true"),
+        task("plain", "echo plain ran", ""),
+    ]
+    .concat();
+    let env = workspace(&tasks);
+    let out = vx_without(&env, "landlock", &["run", "a#build", "a#plain", "--continue=always"]);
+    out.assert_code(1);
+    assert!(
+        out.task_lines("a#build").iter().any(|l| l.contains("`sandbox` needs Landlock (Linux 5.13 or later")),
+        "says what is missing\n{out}"
+    );
+    assert!(!env.path("packages/a/dist/out.txt").exists(), "never runs unconfined\n{out}");
+    assert!(out.stdout.contains("plain ran"), "an unsandboxed task runs as ever\n{out}");
+}
+
+#[test]
+fn without_unprivileged_user_namespaces_a_task_without_network_fails_saying_so_and_network_true_runs() {
+    let env = workspace(&sandboxed("build", "mkdir -p dist && echo ran > dist/out.txt", "sandbox = true"));
+    let out = vx_without(&env, "userns", &["run", "a#build"]);
+    out.assert_code(1);
+    let said =
+        out.task_lines("a#build").into_iter().find(|l| l.contains("could not make a user and network namespace"));
+    let said = said.unwrap_or_else(|| panic!("says what is missing\n{out}"));
+    assert!(said.contains("or set `network = true` on the task"), "and how to mend it: {said}");
+    assert!(!env.path("packages/a/dist/out.txt").exists(), "never runs unconfined\n{out}");
+
+    // Files are still confined by Landlock, which needs no namespace.
+    let with_network = "sandbox = { network = true }";
+    let env = workspace(
+        &[
+            sandboxed("build", "mkdir -p dist && echo ran > dist/out.txt", with_network),
+            sandboxed("peek", "cat ../b/secret.txt", with_network),
+        ]
+        .concat(),
+    );
+    vx_without(&env, "userns", &["run", "a#build"]).assert_success();
+    assert_eq!(env.read("packages/a/dist/out.txt"), "ran\n");
+    assert_refused(&vx_without(&env, "userns", &["run", "a#peek"]), "a#peek", "a read of", "/packages/b/secret.txt");
 }
 
 #[test]

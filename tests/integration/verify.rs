@@ -80,6 +80,9 @@ fn verify_with_dry_is_a_usage_error_and_a_bad_kind_is_refused() {
     let out = env.vx(&["run", "a#build", "--verify=speed"]);
     out.assert_code(2);
     assert!(out.stderr.contains("--verify expects inputs or determinism, got `speed`"), "{out}");
+    let out = env.vx(&["run", "a#build", "--verify=determinism", "--format", "json"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("--format sets the report of --verify=inputs"), "{out}");
 }
 
 // ---------------------------------------------------------------------
@@ -94,11 +97,11 @@ fn traced(command: &str, extra: &str) -> TestEnv {
     env
 }
 
-/// The JSON document `--format json` prints after the run's own output.
+/// The JSON document `--format json` prints: stdout holds it alone (the
+/// runs' own output goes to stderr), so a CI step can pipe it to `jq`.
 #[track_caller]
 fn report_json(out: &crate::common::Output) -> serde_json::Value {
-    let start = out.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("a JSON document\n{out}"));
-    serde_json::from_str(&out.stdout[start..]).expect("the JSON document parses")
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON document: {e}\n{out}"))
 }
 
 #[test]

@@ -100,6 +100,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
             Error::usage("--verify runs the tasks, and --dry and --graph run nothing").with_hint("drop one of them")
         );
     }
+    if args.format.is_some() && args.verify != Some(Verify::Inputs) {
+        return Err(Error::usage("--format sets the report of --verify=inputs")
+            .with_hint("add --verify=inputs, or drop --format"));
+    }
     let mut prepared = args.exec.prepare(cwd, command)?;
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(prepared.opts.env_mode);
@@ -135,7 +139,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Ok(0);
     }
     let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;
-    let terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
+    let mut terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
+    if args.format == Some(Format::Json) {
+        terminal = terminal.to_stderr(); // stdout is for `--verify`'s report alone
+    }
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
     let caller = super::last::caller_dir(cwd);
     subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, &caller, &tags, started)));

@@ -34,9 +34,16 @@ pub fn after_run(
 }
 
 /// The requested tasks alone, uncached, with `opts`; the run's exit code.
-fn run_requested(ws: &Workspace, requested: &TaskGraph, opts: &RunOptions, label: &str) -> Result<u8> {
-    println!("vx: {label} run of the {} requested task(s), uncached", requested.len());
-    let terminal = crate::run::terminal(ws, requested, opts);
+/// Its output goes to stderr when stdout is for a JSON report.
+fn run_requested(ws: &Workspace, requested: &TaskGraph, opts: &RunOptions, label: &str, json: bool) -> Result<u8> {
+    let said = format!("vx: {label} run of the {} requested task(s), uncached", requested.len());
+    let mut terminal = crate::run::terminal(ws, requested, opts);
+    if json {
+        eprintln!("{said}");
+        terminal = terminal.to_stderr();
+    } else {
+        println!("{said}");
+    }
     Ok(runtime()?.block_on(execute(ws, requested, opts, None, Bus::new(vec![Arc::new(terminal)])))?.exit_code())
 }
 
@@ -51,7 +58,7 @@ fn verify_inputs(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, format: F
     let observed = Arc::new(Observed { deps, ..Observed::default() });
     let mut traced = opts.clone();
     traced.observe = Some(observed.clone());
-    let code = run_requested(ws, &requested, &traced, "inputs: a traced")?;
+    let code = run_requested(ws, &requested, &traced, "inputs: a traced", format == Format::Json)?;
     if code != 0 {
         eprintln!("vx: inputs: the traced run failed; nothing reported");
         return Ok(code);
@@ -137,7 +144,7 @@ fn inputs_json(patches: &[TaskPatch]) -> String {
 fn verify_determinism(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Result<u8> {
     let requested = graph.only_roots();
     let scratch = state_dir(ws).join("verify");
-    let run = |label: &str| run_requested(ws, &requested, opts, &format!("determinism: {label}"));
+    let run = |label: &str| run_requested(ws, &requested, opts, &format!("determinism: {label}"), false);
     let failed = |label: &str, code: u8| {
         eprintln!("vx: determinism: the {label} run failed; nothing compared");
         Ok(code)

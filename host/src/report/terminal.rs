@@ -40,6 +40,29 @@ fn short(key: &str) -> &str {
     &key[..key.len().min(16)]
 }
 
+/// Where the terminal writes.
+#[derive(Debug)]
+enum Sink {
+    Stdout(std::io::Stdout),
+    Stderr(std::io::Stderr),
+}
+
+impl std::io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Stdout(o) => o.write(buf),
+            Sink::Stderr(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(o) => o.flush(),
+            Sink::Stderr(e) => e.flush(),
+        }
+    }
+}
+
 /// The terminal sink shared by every running task.
 #[derive(Debug)]
 pub struct Terminal {
@@ -49,7 +72,8 @@ pub struct Terminal {
     /// Lines held back per task (grouped order, or errors-only), bounded
     /// as a kept log is.
     held: Mutex<HashMap<String, BoundedLog>>,
-    out: Mutex<std::io::Stdout>,
+    /// Standard output, or standard error when stdout carries a report.
+    out: Mutex<Sink>,
     /// Under GitHub Actions each task's log is a collapsible `::group::`.
     github: bool,
     /// `--summary`: the slowest tasks and the hit rate after the summary.
@@ -65,11 +89,19 @@ impl Terminal {
             logs,
             order,
             held: Mutex::new(HashMap::new()),
-            out: Mutex::new(std::io::stdout()),
+            out: Mutex::new(Sink::Stdout(std::io::stdout())),
             github: false,
             details: false,
             status: None,
         }
+    }
+
+    /// Writes to standard error, without a status line: standard output
+    /// carries a machine-readable report (`--verify=inputs --format json`).
+    pub fn to_stderr(mut self) -> Self {
+        self.out = Mutex::new(Sink::Stderr(std::io::stderr()));
+        self.status = None;
+        self
     }
 
     /// Prints `--summary`'s details after the run's summary.
@@ -122,7 +154,7 @@ impl Terminal {
     }
 
     fn write(&self, bytes: &[u8]) {
-        let mut out = self.out.lock().expect("stdout lock poisoned");
+        let mut out = self.out.lock().expect("terminal lock poisoned");
         let mut buf = Vec::with_capacity(bytes.len() + 64);
         if let Some(status) = &self.status {
             // Clear the status line, write, draw it again below.

@@ -155,35 +155,93 @@ impl Confinement {
             // the child's copy of the parent keeps alive until exec.
             unsafe {
                 if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
+                    return Err(Step::UserNamespace.failed(std::io::Error::last_os_error()));
                 }
-                write_file(&maps.setgroups, b"deny")?;
-                write_file(&maps.uid_map, &maps.uid_line)?;
-                write_file(&maps.gid_map, &maps.gid_line)?;
+                let maps_written = write_file(&maps.setgroups, b"deny")
+                    .and_then(|()| write_file(&maps.uid_map, &maps.uid_line))
+                    .and_then(|()| write_file(&maps.gid_map, &maps.gid_line));
+                maps_written.map_err(|e| Step::IdMaps.failed(e))?;
             }
             if self.loopback {
-                loopback_up()?;
+                loopback_up().map_err(|e| Step::Loopback.failed(e))?;
             }
         }
         // SAFETY: as above; the ruleset descriptor is open in the child.
         // `no_new_privs` is what an unprivileged seccomp filter needs too.
         unsafe {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
+                return Err(Step::NoNewPrivs.failed(std::io::Error::last_os_error()));
             }
             if let Some(ruleset) = &self.ruleset
                 && libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0
             {
-                return Err(std::io::Error::last_os_error());
+                return Err(Step::Landlock.failed(std::io::Error::last_os_error()));
             }
         }
         // Last: from here on every open is reported to vx, which must hold
         // the listener before the first one.
         match &self.trace {
-            Some(trace) => trace.install_in_child(),
+            Some(trace) => trace.install_in_child().map_err(|e| Step::Tracer.failed(e)),
             None => Ok(()),
         }
     }
+}
+
+/// The step of [`Confinement::apply_in_child`] that failed. The hook runs
+/// after fork, where nothing may allocate, and std's spawn carries only a
+/// raw errno back to vx; so the step rides in that number, above every
+/// errno (which are all below 4096), and [`spawn_failure`] takes it apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    UserNamespace = 1,
+    IdMaps,
+    Loopback,
+    NoNewPrivs,
+    Landlock,
+    Tracer,
+}
+
+const STEP_UNIT: i32 = 1 << 12;
+const STEPS: [Step; 6] =
+    [Step::UserNamespace, Step::IdMaps, Step::Loopback, Step::NoNewPrivs, Step::Landlock, Step::Tracer];
+
+impl Step {
+    /// `e`, marked with this step. Allocation-free.
+    fn failed(self, e: std::io::Error) -> std::io::Error {
+        let errno = e.raw_os_error().unwrap_or(libc::EINVAL) % STEP_UNIT;
+        std::io::Error::from_raw_os_error(self as i32 * STEP_UNIT + errno)
+    }
+
+    /// What failed, the call that said so, and (after its cause) how to
+    /// mend it.
+    fn what(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Step::UserNamespace => (
+                "could not make a user and network namespace of its own",
+                "unshare",
+                ", which a task without `network = true` needs: this kernel or its policy forbids unprivileged user namespaces (`user.max_user_namespaces`, `kernel.unprivileged_userns_clone`, AppArmor's `kernel.apparmor_restrict_unprivileged_userns`); allow them, or set `network = true` on the task",
+            ),
+            Step::IdMaps => ("could not map its user into its namespace", "/proc/self/uid_map", ""),
+            Step::Loopback => ("could not bring up the loopback of its network namespace", "SIOCSIFFLAGS", ""),
+            Step::NoNewPrivs => ("could not set `no_new_privs`", "prctl", ""),
+            Step::Landlock => ("could not restrict itself with Landlock", "landlock_restrict_self", ""),
+            Step::Tracer => (
+                "could not install the seccomp filter that names refused paths",
+                "seccomp",
+                ": it needs seccomp user notification (Linux 5.0 or later)",
+            ),
+        }
+    }
+}
+
+/// What a failed spawn of a sandboxed task means, when the sandbox's hook
+/// failed: the step, its cause, and how to mend it.
+pub fn spawn_failure(e: &std::io::Error) -> Option<String> {
+    let raw = e.raw_os_error()?;
+    let step = *STEPS.get(usize::try_from(raw / STEP_UNIT).ok()?.checked_sub(1)?)?;
+    let cause = std::io::Error::from_raw_os_error(raw % STEP_UNIT);
+    let (action, call, remedy) = step.what();
+    Some(format!("its sandbox {action} (`{call}`: {cause}){remedy}"))
 }
 
 impl Maps {
@@ -253,4 +311,20 @@ fn rule(path: &Path, access: BitFlags<AccessFs>, abi: ABI) -> Option<PathBeneath
     let access = if meta.is_dir() { access } else { access & AccessFs::from_file(abi) };
     let fd = PathFd::new(path).ok()?;
     Some(PathBeneath::new(fd, access))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_step_travels_in_the_errno_and_is_told_with_its_cause() {
+        let e = Step::UserNamespace.failed(std::io::Error::from_raw_os_error(libc::EPERM));
+        let told = spawn_failure(&e).expect("a sandbox step");
+        assert!(told.starts_with("its sandbox could not make a user and network namespace"), "{told}");
+        assert!(told.contains(&std::io::Error::from_raw_os_error(libc::EPERM).to_string()), "{told}");
+        assert!(told.ends_with("or set `network = true` on the task"), "{told}");
+        assert_eq!(spawn_failure(&std::io::Error::from_raw_os_error(libc::ENOENT)), None, "a plain errno is no step");
+        assert_eq!(spawn_failure(&std::io::Error::from_raw_os_error(99 * STEP_UNIT)), None);
+    }
 }

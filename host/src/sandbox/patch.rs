@@ -3,12 +3,14 @@
 //! takes them (project-relative inside the project, `/x` elsewhere in the
 //! workspace, `~/x` at home), and three or more files of one directory
 //! become that directory's glob (`src/gen/**`), so a task that reads a
-//! thousand files gets a short patch.
+//! thousand files gets a short patch. A listed directory of the workspace
+//! becomes the glob of its entries (`src/*`): the key then counts its
+//! names, and the sandbox opens it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::Violation;
+use super::{Touch, Violation};
 
 /// Files of one directory from which it is suggested whole.
 const GLOB_FROM: usize = 3;
@@ -40,20 +42,13 @@ impl Patch {
 pub fn patch(violations: &[Violation], project: &Path, root: &Path, home: Option<&Path>) -> Patch {
     let (mut inside_r, mut inside_w, mut outside_r, mut outside_w) = (vec![], vec![], vec![], vec![]);
     for v in violations {
-        let (spelled, inside) = if let Ok(rel) = v.path.strip_prefix(project) {
-            (rel.display().to_string(), true)
-        } else if let Ok(rel) = v.path.strip_prefix(root) {
-            (format!("/{}", rel.display()), true)
-        } else if let Some(rel) = home.and_then(|h| v.path.strip_prefix(h).ok()) {
-            (format!("~/{}", rel.display()), false)
-        } else {
-            (v.path.display().to_string(), false)
-        };
-        match (inside, v.write) {
-            (true, false) => inside_r.push(spelled),
-            (true, true) => inside_w.push(spelled),
-            (false, false) => outside_r.push(spelled),
-            (false, true) => outside_w.push(spelled),
+        let (spelled, inside) = spell(&v.path, project, root, home);
+        match (inside, v.touch) {
+            (true, Touch::Read) => inside_r.push(spelled),
+            (true, Touch::List) => inside_r.push(entries(&spelled)),
+            (true, Touch::Write) => inside_w.push(spelled),
+            (false, Touch::Read | Touch::List) => outside_r.push(spelled),
+            (false, Touch::Write) => outside_w.push(spelled),
         }
     }
     Patch {
@@ -61,6 +56,30 @@ pub fn patch(violations: &[Violation], project: &Path, root: &Path, home: Option
         outputs: grouped(inside_w),
         outside_reads: grouped(outside_r),
         outside_writes: grouped(outside_w),
+    }
+}
+
+/// `path` as `vx.toml` takes it (project-relative inside the project, `/x`
+/// elsewhere in the workspace, `~/x` at home), and whether it is inside
+/// the workspace.
+pub fn spell(path: &Path, project: &Path, root: &Path, home: Option<&Path>) -> (String, bool) {
+    if let Ok(rel) = path.strip_prefix(project) {
+        (rel.display().to_string(), true)
+    } else if let Ok(rel) = path.strip_prefix(root) {
+        (format!("/{}", rel.display()), true)
+    } else if let Some(rel) = home.and_then(|h| path.strip_prefix(h).ok()) {
+        (format!("~/{}", rel.display()), false)
+    } else {
+        (path.display().to_string(), false)
+    }
+}
+
+/// The glob of a listed directory's entries, as `spelled` in `vx.toml`.
+pub fn entries(spelled: &str) -> String {
+    match spelled {
+        "" => "*".to_string(),
+        "/" => "/*".to_string(),
+        dir => format!("{dir}/*"),
     }
 }
 
@@ -100,7 +119,7 @@ mod tests {
     use super::*;
 
     fn read(p: &str) -> Violation {
-        Violation { write: false, path: PathBuf::from(p) }
+        Violation { touch: Touch::Read, path: PathBuf::from(p) }
     }
 
     #[test]
@@ -113,9 +132,9 @@ mod tests {
             read("/ws/p/gen/d.ts"),
             read("/ws/shared/config.json"),
             read("/home/u/.npmrc"),
-            Violation { write: true, path: PathBuf::from("/ws/p/cache") },
-            Violation { write: true, path: PathBuf::from("/ws/p/cache/x") },
-            Violation { write: true, path: PathBuf::from("/tmp/scratch") },
+            Violation { touch: Touch::Write, path: PathBuf::from("/ws/p/cache") },
+            Violation { touch: Touch::Write, path: PathBuf::from("/ws/p/cache/x") },
+            Violation { touch: Touch::Write, path: PathBuf::from("/tmp/scratch") },
         ];
         let p = patch(&v, Path::new("/ws/p"), Path::new("/ws"), Some(Path::new("/home/u")));
         assert_eq!(p.inputs, ["/shared/config.json", "build.js", "gen/**"]);
@@ -130,5 +149,14 @@ mod tests {
         let v: Vec<Violation> = files.iter().map(|f| read(&format!("/ws/p/{f}"))).collect();
         let p = patch(&v, Path::new("/ws/p"), Path::new("/ws"), None);
         assert_eq!(p.inputs, ["a.js", "b.js", "c.js", "x/**"]);
+    }
+
+    #[test]
+    fn a_listed_directory_becomes_the_glob_of_its_entries() {
+        let list = |p: &str| Violation { touch: Touch::List, path: PathBuf::from(p) };
+        let v = vec![list("/ws/p"), list("/ws/p/src"), list("/ws"), list("/ws/shared"), list("/opt/sdk")];
+        let p = patch(&v, Path::new("/ws/p"), Path::new("/ws"), None);
+        assert_eq!(p.inputs, ["*", "/*", "/shared/*", "src/*"]);
+        assert_eq!(p.outside_reads, ["/opt/sdk"]);
     }
 }

@@ -11,11 +11,16 @@
 //! decides. Reading the memory races with the task, which is why the
 //! tracer only reports and never enforces.
 //!
+//! A directory opened for reading is a listing: it is judged as Landlock
+//! judges it (allowed beneath a read or write rule), not against the input
+//! globs, which name files; a refused one is named like a refused file, so
+//! a tool that tolerates an unreadable directory (a shell glob that then
+//! matches nothing) still fails its task.
+//!
 //! Not reported: reads of paths that do not exist (runtimes probe for
-//! files, and a missing file reads nothing), directory listings (a shell
-//! glob lists its directory before it reads the files it names), and
-//! reads under `/proc`, which runtimes probe and do without; a refused one
-//! shows as the tool's own error.
+//! files, and a missing file reads nothing), and reads under `/proc`,
+//! which runtimes probe and do without; a refused one shows as the tool's
+//! own error.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -39,8 +44,19 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 /// An access outside the task's declarations.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Violation {
-    pub write: bool,
+    pub touch: Touch,
     pub path: PathBuf,
+}
+
+/// What a call did to a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Touch {
+    /// Opened a file to read it.
+    Read,
+    /// Listed a directory (opened it to read its entries).
+    List,
+    /// Created, wrote, removed or renamed it.
+    Write,
 }
 
 /// The calls the filter hands to vx.
@@ -259,31 +275,34 @@ fn supervise(sock: &OwnedFd, judge: &Judge) -> Vec<Violation> {
     found.into_iter().collect()
 }
 
-/// One path a call names, and whether the call writes it.
+/// One path a call names, and what the call does to it.
 #[derive(Debug)]
 struct Access {
     path: PathBuf,
-    write: bool,
+    touch: Touch,
 }
 
 /// The paths `notif`'s call names, resolved against its process's working
 /// directory or directory descriptor.
 fn accesses(notif: &libc::seccomp_notif) -> Vec<Access> {
     let (pid, a, nr) = (notif.pid, notif.data.args, i64::from(notif.data.nr));
-    let at = |dirfd: u64, ptr: u64, write: bool| -> Option<Access> {
+    let at = |dirfd: u64, ptr: u64, touch: Touch| -> Option<Access> {
         let name = read_c_string(pid, ptr)?;
-        Some(Access { path: resolve(pid, dirfd as i32, &name)?, write })
+        Some(Access { path: resolve(pid, dirfd as i32, &name)?, touch })
     };
     let cwd = libc::AT_FDCWD as u64;
-    let open_flags = |flags: u64| -> Option<bool> {
+    let open_flags = |flags: u64| -> Option<Touch> {
         let flags = flags as i32;
         if flags & libc::O_PATH != 0 {
             return None; // opens nothing to read or write
         }
-        if flags & libc::O_DIRECTORY != 0 && flags & libc::O_ACCMODE == libc::O_RDONLY {
-            return None; // a listing: Landlock refuses one outside the policy, unreported
+        if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & (libc::O_CREAT | libc::O_TRUNC) != 0 {
+            Some(Touch::Write)
+        } else if flags & libc::O_DIRECTORY != 0 {
+            Some(Touch::List)
+        } else {
+            Some(Touch::Read)
         }
-        Some(flags & libc::O_ACCMODE != libc::O_RDONLY || flags & (libc::O_CREAT | libc::O_TRUNC) != 0)
     };
     let found: Vec<Option<Access>> = match nr {
         n if n == libc::SYS_openat => vec![open_flags(a[2]).and_then(|w| at(a[0], a[1], w))],
@@ -291,11 +310,13 @@ fn accesses(notif: &libc::seccomp_notif) -> Vec<Access> {
             let flags = read_u64(pid, a[2]).unwrap_or(0);
             vec![open_flags(flags).and_then(|w| at(a[0], a[1], w))]
         }
-        n if n == libc::SYS_mkdirat || n == libc::SYS_unlinkat => vec![at(a[0], a[1], true)],
-        n if n == libc::SYS_renameat || n == libc::SYS_renameat2 => vec![at(a[0], a[1], true), at(a[2], a[3], true)],
-        n if n == libc::SYS_truncate => vec![at(cwd, a[0], true)],
-        n if n == libc::SYS_linkat => vec![at(a[2], a[3], true)],
-        n if n == libc::SYS_symlinkat => vec![at(a[1], a[2], true)],
+        n if n == libc::SYS_mkdirat || n == libc::SYS_unlinkat => vec![at(a[0], a[1], Touch::Write)],
+        n if n == libc::SYS_renameat || n == libc::SYS_renameat2 => {
+            vec![at(a[0], a[1], Touch::Write), at(a[2], a[3], Touch::Write)]
+        }
+        n if n == libc::SYS_truncate => vec![at(cwd, a[0], Touch::Write)],
+        n if n == libc::SYS_linkat => vec![at(a[2], a[3], Touch::Write)],
+        n if n == libc::SYS_symlinkat => vec![at(a[1], a[2], Touch::Write)],
         _ => legacy(nr, a, &at, &open_flags),
     };
     found.into_iter().flatten().collect()
@@ -306,17 +327,17 @@ fn accesses(notif: &libc::seccomp_notif) -> Vec<Access> {
 fn legacy(
     nr: i64,
     a: [u64; 6],
-    at: &dyn Fn(u64, u64, bool) -> Option<Access>,
-    open_flags: &dyn Fn(u64) -> Option<bool>,
+    at: &dyn Fn(u64, u64, Touch) -> Option<Access>,
+    open_flags: &dyn Fn(u64) -> Option<Touch>,
 ) -> Vec<Option<Access>> {
     let cwd = libc::AT_FDCWD as u64;
     match nr {
         n if n == libc::SYS_open => vec![open_flags(a[1]).and_then(|w| at(cwd, a[0], w))],
         n if n == libc::SYS_creat || n == libc::SYS_mkdir || n == libc::SYS_unlink || n == libc::SYS_rmdir => {
-            vec![at(cwd, a[0], true)]
+            vec![at(cwd, a[0], Touch::Write)]
         }
-        n if n == libc::SYS_rename => vec![at(cwd, a[0], true), at(cwd, a[1], true)],
-        n if n == libc::SYS_link || n == libc::SYS_symlink => vec![at(cwd, a[1], true)],
+        n if n == libc::SYS_rename => vec![at(cwd, a[0], Touch::Write), at(cwd, a[1], Touch::Write)],
+        n if n == libc::SYS_link || n == libc::SYS_symlink => vec![at(cwd, a[1], Touch::Write)],
         _ => Vec::new(),
     }
 }
@@ -325,8 +346,8 @@ fn legacy(
 fn legacy(
     _: i64,
     _: [u64; 6],
-    _: &dyn Fn(u64, u64, bool) -> Option<Access>,
-    _: &dyn Fn(u64) -> Option<bool>,
+    _: &dyn Fn(u64, u64, Touch) -> Option<Access>,
+    _: &dyn Fn(u64) -> Option<Touch>,
 ) -> Vec<Option<Access>> {
     Vec::new()
 }
@@ -457,14 +478,17 @@ impl Judge {
         }
     }
 
-    fn allows(&self, path: &Path, write: bool) -> bool {
+    fn allows(&self, path: &Path, touch: Touch) -> bool {
         let beneath = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
-        if write || beneath(&self.writes) {
-            return beneath(&self.writes);
-        }
-        match self.exact.as_ref().and_then(|e| e.read(path)) {
-            Some(allowed) => allowed,
-            None => beneath(&self.reads),
+        match touch {
+            Touch::Write => beneath(&self.writes),
+            _ if beneath(&self.writes) => true,
+            // Landlock's rule for a directory; the input globs name files.
+            Touch::List => beneath(&self.reads),
+            Touch::Read => match self.exact.as_ref().and_then(|e| e.read(path)) {
+                Some(allowed) => allowed,
+                None => beneath(&self.reads),
+            },
         }
     }
 
@@ -472,21 +496,24 @@ impl Judge {
         // Most paths a task opens are plainly inside its policy: no need to
         // resolve them (a stat per component). A link inside that leads out
         // is refused by Landlock all the same, and shows as the tool's error.
-        if self.allows(&access.path, access.write) {
+        if self.allows(&access.path, access.touch) {
             return None;
         }
+        let write = access.touch == Touch::Write;
         let real = match std::fs::canonicalize(&access.path) {
             Ok(real) => real,
             // Reading a path that is not there reads nothing.
-            Err(_) if !access.write => return None,
+            Err(_) if !write => return None,
             Err(_) => {
                 let parent = access.path.parent().and_then(|p| std::fs::canonicalize(p).ok())?;
                 parent.join(access.path.file_name()?)
             }
         };
-        if self.allows(&real, access.write) || (!access.write && real.starts_with("/proc")) {
+        // A directory opened without `O_DIRECTORY` is listed all the same.
+        let touch = if access.touch == Touch::Read && real.is_dir() { Touch::List } else { access.touch };
+        if self.allows(&real, touch) || (!write && real.starts_with("/proc")) {
             return None;
         }
-        Some(Violation { write: access.write, path: real })
+        Some(Violation { touch, path: real })
     }
 }

@@ -24,8 +24,17 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The directory of the helper binaries (`vx-test-forker`, …), put first
 /// on the `PATH` of every `vx` started through [`TestEnv::vx_command`].
+/// Where the helper binaries are: `VX_TEST_HELPERS` when set (a copy a
+/// normal user can read, `scripts/test-unprivileged`), else beside the
+/// build's own.
 fn helpers_dir() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_vx-test-forker")).parent().expect("the helpers live in a directory")
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| match std::env::var_os("VX_TEST_HELPERS").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            Path::new(env!("CARGO_BIN_EXE_vx-test-forker")).parent().expect("the helpers live in a directory").into()
+        }
+    })
 }
 
 /// A `vx` invocation being prepared.

@@ -183,12 +183,11 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     let mut proc = match spawned {
         Ok(p) => p,
         Err(e) => {
-            let mut why = format!("could not start `{}`: {e}", a.command.program.to_string_lossy());
-            if a.command.confine.is_some() {
-                why.push_str(
-                    " (in its sandbox: without `network = true` it needs a user namespace of its own, which this kernel may not allow; docs/sandbox.md)",
-                );
-            }
+            let program = a.command.program.to_string_lossy();
+            let why = match crate::sandbox::spawn_failure(&e).filter(|_| a.command.confine.is_some()) {
+                Some(sandbox) => format!("could not start `{program}`: {sandbox}; docs/sandbox.md"),
+                None => format!("could not start `{program}`: {e}"),
+            };
             a.events.note(&a.id, &why);
             return Ran::failed(why);
         }

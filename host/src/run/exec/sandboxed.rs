@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Attempt;
 use crate::events::TaskStatus;
 use crate::guard::TaskCommand;
-use crate::sandbox::{Tracer, Violation};
+use crate::sandbox::{Touch, Tracer, Violation, entries, spell};
 
 /// How long the tracer may take to hand over its report once the task's
 /// processes are gone (its thread ends when the last one has).
@@ -83,25 +83,25 @@ fn task_table(a: &Attempt, root: &Path) -> String {
 }
 
 /// One refused path, and the line that would allow it.
-/// Paths are spelled as `vx.toml` takes them: project-relative inside the
-/// project, `/x` elsewhere in the workspace, `~/x` at home.
 fn describe(v: &Violation, project: &Path, root: &Path, home: Option<&Path>, table: &str) -> String {
-    let shown = if let Ok(rel) = v.path.strip_prefix(project) {
-        rel.display().to_string()
-    } else if let Ok(rel) = v.path.strip_prefix(root) {
-        format!("/{}", rel.display())
-    } else if let Some(rel) = home.and_then(|h| v.path.strip_prefix(h).ok()) {
-        format!("~/{}", rel.display())
-    } else {
-        v.path.display().to_string()
-    };
-    if v.write {
-        format!(
+    let (shown, inside) = spell(&v.path, project, root, home);
+    match v.touch {
+        Touch::Write => format!(
             "sandbox: refused a write to {shown}, outside its declarations; add \"{shown}\" to `outputs` or to `sandbox.allow-write` of {table}"
-        )
-    } else {
-        format!(
+        ),
+        Touch::Read => format!(
             "sandbox: refused a read of {shown}, outside its declarations; add \"{shown}\" to `inputs` or to `sandbox.allow-read` of {table}"
-        )
+        ),
+        Touch::List if inside => {
+            let glob = entries(&shown);
+            let dir =
+                if shown.is_empty() { "the project's directory".to_string() } else { format!("the directory {shown}") };
+            format!(
+                "sandbox: refused a listing of {dir}, outside its declarations; add \"{glob}\" to `inputs` of {table}"
+            )
+        }
+        Touch::List => format!(
+            "sandbox: refused a listing of the directory {shown}, outside its declarations; add \"{shown}\" to `sandbox.allow-read` of {table}"
+        ),
     }
 }

@@ -209,6 +209,26 @@ fn a_sandboxed_task_that_times_out_is_stopped_and_leaves_nothing() {
 }
 
 #[test]
+fn sigkill_or_sigint_of_vx_leaves_nothing_of_a_sandboxed_task_running() {
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGKILL, Signal::SIGINT] {
+        let env = workspace(&sandboxed("hang", "sleep 30 & sleep 30 & echo started; wait", "sandbox = true"));
+        let vx = env.vx_command(&["run", "a#hang"]).spawn();
+        vx.wait_for_stdout("started");
+        // The task's processes are seen (in their own user and network
+        // namespace, still in this machine's process table), so the check
+        // below can fail.
+        let seen =
+            crate::common::process::poll(|| env.live_processes().iter().filter(|p| p.name == "sleep").count() == 2);
+        assert!(seen, "{signal:?}: both sleeps run: {:?}", env.live_processes());
+        vx.signal(signal);
+        let out = vx.finish();
+        let gone = crate::common::process::poll(|| env.live_processes().is_empty());
+        assert!(gone, "{signal:?}: the guard stopped all of it: {:?}\n{out}", env.live_processes());
+    }
+}
+
+#[test]
 fn a_sandboxed_server_is_ready_by_its_log_and_released_after_its_dependent() {
     let tasks = [
         task("serve", "echo up; exec sleep 30", "persistent = true\nready = { log = \"up\" }\nsandbox = true"),

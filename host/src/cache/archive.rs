@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::entry::OutputFile;
 use super::hasher::{FileHasher, FileStat};
@@ -63,6 +63,17 @@ impl OutputDirs<'_> {
             }));
         }
         Ok(files)
+    }
+
+    /// The files the outputs match now, as `(workspace-relative path,
+    /// absolute path)`: what an entry stored now would hold.
+    pub fn in_workspace(&self, root: &Path) -> Result<Vec<(String, PathBuf)>, ArchiveError> {
+        let prefix = self.project.strip_prefix(root).unwrap_or(Path::new(""));
+        let named = |f: FileRef| match root_member(&f.rel) {
+            Some(inner) => (inner.to_string(), f.abs),
+            None => (prefix.join(&f.rel).to_string_lossy().into_owned(), f.abs),
+        };
+        Ok(self.list()?.into_iter().map(named).collect())
     }
 
     /// The directory a member is written under, whether that is the root,

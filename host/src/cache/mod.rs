@@ -558,3 +558,13 @@ fn load_secret(path: &Path) -> Result<[u8; 32]> {
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
     Ok(secret)
 }
+
+/// The files `task`'s outputs match now, as `(workspace-relative path,
+/// absolute path)`: what its entry would hold if it were stored now.
+pub fn output_files(root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, CacheError> {
+    let outputs = OutputGlobs::split(&task.outputs);
+    let globs = GlobFilter::new(Some(&outputs.project), &[])?;
+    let anchored = outputs.has_anchored().then(|| GlobFilter::new(Some(&outputs.anchored), &[])).transpose()?;
+    let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_ref().map(|a| (root, a)) };
+    Ok(dirs.in_workspace(root)?)
+}

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::cache::{GlobFilter, OutputGlobs, list_files};
+use crate::cache::output_files;
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
 
@@ -41,27 +41,12 @@ impl std::fmt::Display for Difference {
     }
 }
 
-/// The output files of `node`: `(workspace-relative path, absolute path)`.
-fn outputs_of(ws: &Workspace, graph: &TaskGraph, node: usize) -> Vec<(String, PathBuf)> {
+/// The output files of `node`: `(workspace-relative path, absolute path)`,
+/// as its cache entry would hold them.
+fn outputs_of(ws: &Workspace, graph: &TaskGraph, node: usize) -> std::io::Result<Vec<(String, PathBuf)>> {
     let n = &graph.nodes[node];
     let project = &ws.projects[n.project];
-    let task = &project.tasks[&n.id.task];
-    let globs = OutputGlobs::split(&task.outputs);
-    let prefix = project.dir.strip_prefix(&ws.root).unwrap_or(Path::new("")).to_path_buf();
-    let mut out = Vec::new();
-    if let Ok(filter) = GlobFilter::new(Some(&globs.project), &[]) {
-        out.extend(
-            list_files(&project.dir, &filter, None, &[])
-                .into_iter()
-                .map(|f| (prefix.join(&f.rel).to_string_lossy().into_owned(), f.abs)),
-        );
-    }
-    if globs.has_anchored()
-        && let Ok(filter) = GlobFilter::new(Some(&globs.anchored), &[])
-    {
-        out.extend(list_files(&ws.root, &filter, None, &[]).into_iter().map(|f| (f.rel, f.abs)));
-    }
-    out
+    output_files(&ws.root, &project.dir, &project.tasks[&n.id.task]).map_err(std::io::Error::other)
 }
 
 /// The first run's outputs of every requested task, copied aside.
@@ -80,7 +65,7 @@ impl Snapshot {
         let mut files = Vec::new();
         for &node in &graph.roots {
             let mut paths = BTreeSet::new();
-            for (rel, abs) in outputs_of(ws, graph, node) {
+            for (rel, abs) in outputs_of(ws, graph, node)? {
                 let copy = dir.join(node.to_string()).join(&rel);
                 std::fs::create_dir_all(copy.parent().unwrap_or(dir))?;
                 std::fs::copy(&abs, &copy)?;
@@ -96,7 +81,7 @@ impl Snapshot {
     pub fn compare(&self, ws: &Workspace, graph: &TaskGraph) -> std::io::Result<Vec<(String, Vec<Difference>)>> {
         let mut report = Vec::new();
         for (node, first) in &self.files {
-            let now = outputs_of(ws, graph, *node);
+            let now = outputs_of(ws, graph, *node)?;
             let second: BTreeSet<&String> = now.iter().map(|(rel, _)| rel).collect();
             let mut diffs: Vec<Difference> =
                 first.iter().filter(|p| !second.contains(p)).map(|p| Difference::OnlyFirst(p.clone())).collect();

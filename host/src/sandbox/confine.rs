@@ -324,6 +324,11 @@ mod tests {
         assert!(told.starts_with("its sandbox could not make a user and network namespace"), "{told}");
         assert!(told.contains(&std::io::Error::from_raw_os_error(libc::EPERM).to_string()), "{told}");
         assert!(told.ends_with("or set `network = true` on the task"), "{told}");
+        for step in STEPS {
+            let e = step.failed(std::io::Error::from_raw_os_error(libc::EACCES));
+            let told = spawn_failure(&e).unwrap_or_else(|| panic!("{step:?} is told"));
+            assert!(told.starts_with(&format!("its sandbox {}", step.what().0)), "{step:?}: {told}");
+        }
         assert_eq!(spawn_failure(&std::io::Error::from_raw_os_error(libc::ENOENT)), None, "a plain errno is no step");
         assert_eq!(spawn_failure(&std::io::Error::from_raw_os_error(99 * STEP_UNIT)), None);
     }

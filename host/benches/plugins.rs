@@ -366,6 +366,8 @@ fn run_of(n: usize) -> RunSummary {
                 log_tail,
                 attempts: 1,
                 failed_attempt: None,
+                started: None,
+                usage: None,
             }
         })
         .collect();

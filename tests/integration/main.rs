@@ -25,6 +25,7 @@ mod guard;
 mod http_cache;
 mod init;
 mod npm_workspaces;
+mod observability;
 mod output;
 mod package_managers;
 mod paths;

@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS task_runs (
     cache TEXT NOT NULL,
     duration_ms INTEGER NOT NULL,
     exit_code INTEGER,
-    attempts INTEGER NOT NULL DEFAULT 1
+    attempts INTEGER NOT NULL DEFAULT 1,
+    cpu_ms INTEGER,
+    peak_rss_bytes INTEGER
 );
 CREATE INDEX IF NOT EXISTS task_runs_by_task ON task_runs(task, status, cache);
 -- A task's executions (hits aside) newest first, without a sort: what
@@ -56,12 +58,17 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 /// executions `--dry` counts flaky runs in.
 const P50_WINDOW: usize = 20;
 
-/// A database made before retries existed has no `attempts` column: add
-/// it (every earlier run was one attempt).
-fn add_attempts_column(conn: &Connection) -> rusqlite::Result<()> {
-    let has: bool = conn.prepare("SELECT 1 FROM pragma_table_info('task_runs') WHERE name = 'attempts'")?.exists([])?;
-    if !has {
-        conn.execute_batch("ALTER TABLE task_runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1")?;
+/// A database made before retries existed has no `attempts` column, one
+/// made before resource use was measured no `cpu_ms` or `peak_rss_bytes`:
+/// add what is missing (every earlier run was one attempt, of unknown use).
+fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    const ADDED: [(&str, &str); 3] =
+        [("attempts", "INTEGER NOT NULL DEFAULT 1"), ("cpu_ms", "INTEGER"), ("peak_rss_bytes", "INTEGER")];
+    for (name, decl) in ADDED {
+        let has: bool = conn.prepare("SELECT 1 FROM pragma_table_info('task_runs') WHERE name = ?1")?.exists([name])?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE task_runs ADD COLUMN {name} {decl}"))?;
+        }
     }
     Ok(())
 }
@@ -114,6 +121,11 @@ pub struct Invocation {
     pub exit_code: i32,
     pub tasks: i64,
     pub cached: i64,
+    /// CPU time of its tasks' process trees, summed; 0 when none was
+    /// measured.
+    pub cpu_ms: i64,
+    /// The highest peak resident memory among its tasks, when measured.
+    pub peak_rss_bytes: Option<i64>,
 }
 
 /// One task run to record.
@@ -129,6 +141,10 @@ pub struct TaskRunRecord {
     pub exit_code: Option<i32>,
     /// Attempts made (1 unless the task was retried).
     pub attempts: u32,
+    /// CPU time and peak resident memory of its process trees, when the
+    /// executor measured them.
+    pub cpu_ms: Option<i64>,
+    pub peak_rss_bytes: Option<i64>,
 }
 
 impl Invocation {
@@ -162,7 +178,7 @@ impl History {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
-        add_attempts_column(&tx)?;
+        add_missing_columns(&tx)?;
         tx.commit()?;
         Ok(History { conn })
     }
@@ -188,7 +204,8 @@ impl History {
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts, cpu_ms, peak_rss_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 ?;
             for r in runs {
@@ -200,7 +217,9 @@ impl History {
                     r.cache,
                     r.duration.as_millis() as i64,
                     r.exit_code,
-                    r.attempts
+                    r.attempts,
+                    r.cpu_ms,
+                    r.peak_rss_bytes
                 ])?;
             }
             // A fully cached run keys every task as before: write only the
@@ -290,7 +309,9 @@ impl History {
         let mut stmt = self.conn.prepare(
             "SELECT i.id, i.command, i.cwd, i.tags, i.started_ms, i.ended_ms, i.exit_code,
                         (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.status != 'skipped'),
-                        (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.cache IN ('local', 'remote'))
+                        (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.cache IN ('local', 'remote')),
+                        (SELECT COALESCE(SUM(cpu_ms), 0) FROM task_runs t WHERE t.invocation = i.id),
+                        (SELECT MAX(peak_rss_bytes) FROM task_runs t WHERE t.invocation = i.id)
                  FROM invocations i ORDER BY i.id DESC LIMIT ?1",
         )?;
         let rows = stmt.query_map(params![limit as i64], |row| {
@@ -305,6 +326,8 @@ impl History {
                 exit_code: row.get(6)?,
                 tasks: row.get(7)?,
                 cached: row.get(8)?,
+                cpu_ms: row.get(9)?,
+                peak_rss_bytes: row.get(10)?,
             })
         })?;
         rows.collect::<Result<Vec<_>, _>>().map_err(HistoryError::from)
@@ -352,6 +375,8 @@ mod tests {
             exit_code: 0,
             tasks: 0,
             cached: 0,
+            cpu_ms: 0,
+            peak_rss_bytes: None,
         };
         for ms in [10, 30, 20] {
             let run = TaskRunRecord {
@@ -362,8 +387,16 @@ mod tests {
                 duration: Duration::from_millis(ms),
                 exit_code: Some(0),
                 attempts: 1,
+                cpu_ms: Some(7),
+                peak_rss_bytes: Some(1 << 20),
             };
-            let hit = TaskRunRecord { cache: "local", duration: Duration::from_millis(1), ..run.clone() };
+            let hit = TaskRunRecord {
+                cache: "local",
+                duration: Duration::from_millis(1),
+                cpu_ms: None,
+                peak_rss_bytes: None,
+                ..run.clone()
+            };
             h.record(&inv, &[run, hit], &[]).unwrap();
         }
         assert_eq!(h.p50("a#build"), Some(Duration::from_millis(20)), "hits are not durations of the work");
@@ -372,6 +405,7 @@ mod tests {
         assert_eq!(recent.len(), 2);
         assert_eq!(recent[0].tags, vec![("ci".to_string(), "1".to_string())]);
         assert_eq!((recent[0].tasks, recent[0].cached), (2, 1));
+        assert_eq!((recent[0].cpu_ms, recent[0].peak_rss_bytes), (7, Some(1 << 20)), "a hit used nothing");
         assert_eq!(h.hit_rate().unwrap(), (3, 6));
         assert_eq!(h.flakiness("a#build"), Flakiness { executions: 3, flaky: 0 });
         assert!(h.flaky_tasks(10).unwrap().is_empty());
@@ -383,6 +417,8 @@ mod tests {
             duration: Duration::from_millis(5),
             exit_code: Some(0),
             attempts: 2,
+            cpu_ms: None,
+            peak_rss_bytes: None,
         };
         let failed = TaskRunRecord { status: "failed", attempts: 3, exit_code: Some(1), ..flaky.clone() };
         let id = h.record(&inv, std::slice::from_ref(&flaky), &[]).unwrap();
@@ -400,11 +436,14 @@ mod tests {
     }
 
     #[test]
-    fn a_database_from_before_retries_gains_the_attempts_column() {
+    fn a_database_from_before_retries_and_resource_use_gains_their_columns() {
         let dir = std::env::temp_dir().join(format!("vx-history-old-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("history.db");
-        let old = SCHEMA.replace(",\n    attempts INTEGER NOT NULL DEFAULT 1", "");
+        let old = SCHEMA.replace(
+            ",\n    attempts INTEGER NOT NULL DEFAULT 1,\n    cpu_ms INTEGER,\n    peak_rss_bytes INTEGER",
+            "",
+        );
         assert_ne!(old, SCHEMA);
         Connection::open(&path).unwrap().execute_batch(&old).unwrap();
         let mut h = History::open(&path).unwrap();
@@ -418,6 +457,8 @@ mod tests {
             exit_code: 0,
             tasks: 0,
             cached: 0,
+            cpu_ms: 0,
+            peak_rss_bytes: None,
         };
         let run = TaskRunRecord {
             task: "a#test".into(),
@@ -427,6 +468,8 @@ mod tests {
             duration: Duration::from_millis(5),
             exit_code: Some(0),
             attempts: 2,
+            cpu_ms: None,
+            peak_rss_bytes: None,
         };
         h.record(&inv, &[run], &[]).unwrap();
         assert_eq!(h.flakiness("a#test"), Flakiness { executions: 1, flaky: 1 });

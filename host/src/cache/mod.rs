@@ -57,6 +57,7 @@ pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
 pub use diff::{Change, diff_explained, diff_manifests};
 pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
+pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
 pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, TaskRunRecord};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};

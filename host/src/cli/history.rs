@@ -1,5 +1,6 @@
 //! `vx history`: recent invocations with their duration, hit rate, exit
-//! code and tags; `--flaky`: the tasks that passed only on a retry.
+//! code, the CPU time and peak memory of their tasks, and tags;
+//! `--flaky`: the tasks that passed only on a retry.
 
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use super::choice::{Format, choice};
 use crate::cache::{FlakyTask, History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
-use crate::report::format_duration;
+use crate::report::{format_bytes, format_duration};
 
 /// Show recent invocations, their durations and cache hit rates.
 #[derive(Debug, Args)]
@@ -53,6 +54,8 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
                     "exit_code": i.exit_code,
                     "tasks": i.tasks,
                     "cached": i.cached,
+                    "cpu_ms": i.cpu_ms,
+                    "peak_rss_bytes": i.peak_rss_bytes,
                 })
             })
             .collect();
@@ -63,8 +66,17 @@ pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
         let rate = if i.tasks > 0 { format!("{}%", i.cached * 100 / i.tasks) } else { "-".into() };
         let tags: Vec<String> = i.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let duration = format_duration(std::time::Duration::from_millis(i.duration_ms().max(0) as u64));
+        // CPU and peak memory of the tasks that ran here (a hit used none).
+        let used = match i.peak_rss_bytes {
+            Some(peak) => format!(
+                "cpu {:>7}, peak {:>9}",
+                format_duration(std::time::Duration::from_millis(i.cpu_ms.max(0) as u64)),
+                format_bytes(peak.max(0) as u64)
+            ),
+            None => format!("{:24}", ""),
+        };
         println!(
-            "#{:<5} exit {:<3} {:>8}  {:>3} tasks, {:>4} cached  {}{}",
+            "#{:<5} exit {:<3} {:>8}  {:>3} tasks, {:>4} cached  {used}  {}{}",
             i.id,
             i.exit_code,
             duration,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
@@ -15,7 +15,7 @@ use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::events::{Bus, Subscriber};
 use crate::graph::{TaskGraph, to_dot};
-use crate::report::GithubOutput;
+use crate::report::{GithubOutput, Profile, RunFile, RunInfo, RunPath};
 use crate::run::{DryPlan, HistoryRecorder, RunOptions, execute, plan, plan_keys, planned_statuses, predict};
 
 const RUN_HELP: &str = "Examples:
@@ -66,8 +66,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY=VALUE")]
     pub tag: Vec<String>,
 
-    /// Render the run with a reporter: `markdown` (built in) or a reporter
-    /// plugin configured in `[plugins.NAME]`.
+    /// Render the run with a reporter: `markdown` or `html` (built in), or
+    /// a reporter plugin configured in `[plugins.NAME]`.
     #[arg(long, value_name = "NAME")]
     pub report: Option<String>,
 
@@ -82,6 +82,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "KIND", require_equals = true, value_parser = choice::<Verify>())]
     pub verify: Option<Verify>,
 
+    /// Write the run as JSON: every task's status, cache, times, CPU and
+    /// memory (to `.vx/runs/<id>.json`, or FILE); docs/schema/run-summary.v1.json.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        value_parser = clap::builder::OsStringValueParser::new()
+    )]
+    pub summarize: Option<std::ffi::OsString>,
+
+    /// Write a Chrome trace of the run, one track per slot (to
+    /// `.vx/runs/<id>.trace.json`, or FILE), for Perfetto or chrome://tracing.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        value_parser = clap::builder::OsStringValueParser::new()
+    )]
+    pub profile: Option<std::ffi::OsString>,
+
     /// With `--verify=inputs`: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", requires = "verify", value_parser = choice::<Format>())]
     pub format: Option<Format>,
@@ -89,6 +113,7 @@ pub struct RunArgs {
 
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let started = std::time::SystemTime::now();
+    let origin = Instant::now();
     let command = "run";
     let tags = args.tag.iter().map(|t| parse_tag(t, command)).collect::<Result<Vec<_>>>()?;
     if args.verbose && args.dry.is_none() {
@@ -99,6 +124,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Err(
             Error::usage("--verify runs the tasks, and --dry and --graph run nothing").with_hint("drop one of them")
         );
+    }
+    if (args.summarize.is_some() || args.profile.is_some()) && (args.dry.is_some() || args.graph.is_some()) {
+        return Err(Error::usage("--summarize and --profile describe a run, and --dry and --graph run nothing")
+            .with_hint("drop one of them"));
     }
     if args.format.is_some() && args.verify != Some(Verify::Inputs) {
         return Err(Error::usage("--format sets the report of --verify=inputs")
@@ -122,7 +151,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         argv
     };
     crate::run::apply_pass_through(&mut ws, &prepared.selection.tasks, &prepared.selection.pass_through);
+    let configured = Instant::now();
     let graph = plan(&ws, &prepared.selection)?;
+    let planned = Instant::now();
     let cache = prepared.open_cache(&ws)?;
     if let Some(path) = &args.graph {
         print_graph(&ws, &graph, cwd, path)?;
@@ -145,13 +176,53 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
     let caller = super::last::caller_dir(cwd);
-    subscribers.push(Arc::new(HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, &caller, &tags, started)));
+    let recorder = HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, &caller, &tags, started);
+    // A bare `--summarize` / `--profile` is an empty path: the default file.
+    let run_path = |given: &std::ffi::OsString, suffix| RunPath {
+        given: (!given.is_empty()).then(|| cwd.join(given)),
+        runs_dir: state_dir(&ws).join("runs"),
+        suffix,
+        invocation: recorder.recorded_id(),
+        started,
+    };
+    // What the summary document describes besides the results (the html
+    // report draws the same document).
+    let info = (args.summarize.is_some() || reporter.is_some()).then(|| RunInfo {
+        args: argv.to_vec(),
+        cwd: caller.clone(),
+        tags: tags.clone(),
+        env_mode: ws.env_mode.as_str(),
+        git_commit: crate::graph::read_head(&ws.root).commit,
+        started,
+        origin,
+        tasks: crate::run::planned_tasks(&ws, &graph, prepared.opts.executor.as_deref()),
+    });
+    let invocation = recorder.recorded_id();
+    let summary_file = args
+        .summarize
+        .as_ref()
+        .zip(info.clone())
+        .map(|(given, info)| Arc::new(RunFile::new(info, run_path(given, ".json"))));
+    let profile = args.profile.as_ref().map(|given| {
+        let own =
+            vec![("config", origin, configured), ("graph", configured, planned), ("setup", planned, Instant::now())];
+        Arc::new(Profile::new(run_path(given, ".trace.json"), origin, crate::run::command_line(argv), own))
+    });
+    subscribers.push(Arc::new(recorder));
     if prepared.opts.github {
         subscribers.push(Arc::new(GithubOutput { argv: argv.to_vec() }));
     }
+    subscribers.extend(summary_file.clone().map(|s| s as Arc<dyn Subscriber>));
+    subscribers.extend(profile.clone().map(|s| s as Arc<dyn Subscriber>));
     let outcome =
         runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache)), Bus::new(subscribers)))?;
-    let code = outcome.exit_code();
+    let mut code = outcome.exit_code();
+    if let Some(file) = summary_file {
+        code = code.max(say_written("summarize", &file.written, cwd));
+    }
+    if let Some(file) = profile {
+        code = code.max(say_written("profile", &file.written, cwd));
+    }
     if let Some(kind) = args.verify
         && code == 0
     {
@@ -159,13 +230,33 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
-        if let Err(e) = reporter.write(&outcome.summary, argv, started, &tags, file.as_deref()) {
+        let info = info.as_ref().expect("a run with a reporter has its info");
+        let id = invocation.get().copied();
+        if let Err(e) = reporter.write(&outcome.summary, info, id, outcome.exit_code(), file.as_deref()) {
             // The run is over: its own failure decides the exit code first.
             eprintln!("vx: error: {e}");
             return Ok(if code == 0 { e.exit_code() } else { code });
         }
     }
     Ok(code)
+}
+
+/// Says where `--summarize` or `--profile` wrote its file; a file that
+/// could not be written is an error line and exit code 1 (the run's own
+/// failure, if any, still decides first).
+fn say_written(what: &str, written: &std::sync::Mutex<Option<std::result::Result<PathBuf, String>>>, cwd: &Path) -> u8 {
+    match written.lock().expect("written lock poisoned").take() {
+        Some(Ok(path)) => {
+            let shown = path.strip_prefix(cwd).unwrap_or(&path);
+            eprintln!("vx: --{what} wrote {}", shown.display());
+            0
+        }
+        Some(Err(why)) => {
+            eprintln!("vx: error: --{what}: {why}; give a path vx can write: --{what}=FILE");
+            1
+        }
+        None => 0,
+    }
 }
 
 /// `--graph[=FILE]`: the task graph in Graphviz DOT.

@@ -24,6 +24,7 @@ pub mod output;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 
 pub use outcome::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
 
@@ -49,6 +50,9 @@ pub enum Event<'a> {
     /// Something vx says about one task (a timeout, a restart, why it is
     /// not cached): always shown, beside the task's output.
     TaskNote { task: &'a str, message: &'a str },
+    /// A step of a task took this time (for `--profile`): emitted when the
+    /// step ends.
+    Span { task: &'a str, phase: Phase, start: Instant, end: Instant },
     /// A task is settled: ran (or restored) and ended, with its status,
     /// duration, cache outcome and, when it was keyed, the key's manifest.
     Finished { result: &'a TaskResult, manifest: Option<&'a KeyManifest> },
@@ -65,6 +69,34 @@ pub enum Event<'a> {
         interrupted: Option<ErrorKind>,
         manifests: &'a [(String, String, KeyManifest)],
     },
+}
+
+/// The timed steps of a task, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Computing its key (hashing its inputs).
+    Hash,
+    /// Looking its key up in the cache tiers.
+    Lookup,
+    /// Restoring a hit's outputs.
+    Restore,
+    /// One attempt at its command (1 for the first).
+    Attempt(u32),
+    /// Storing its outputs and log in the cache.
+    Archive,
+}
+
+impl Phase {
+    /// The step's name as profiles show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Hash => "hash",
+            Phase::Lookup => "cache lookup",
+            Phase::Restore => "restore",
+            Phase::Attempt(_) => "run",
+            Phase::Archive => "archive",
+        }
+    }
 }
 
 /// How loud a [`Event::Warning`] is.
@@ -102,6 +134,11 @@ impl Bus {
     /// Shorthand for [`Event::TaskNote`].
     pub fn note(&self, task: &str, message: &str) {
         self.emit(Event::TaskNote { task, message });
+    }
+
+    /// [`Event::Span`] of a step of `task` that began at `start` and ends now.
+    pub fn span(&self, task: &str, phase: Phase, start: Instant) {
+        self.emit(Event::Span { task, phase, start, end: Instant::now() });
     }
 
     /// Shorthand for [`Event::Output`].

@@ -3,9 +3,10 @@
 //! that failed and then passed is flaky), and the summary of the walk. How
 //! they look is `report`'s business.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::ErrorKind;
+use crate::guard::Usage;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskStatus {
@@ -59,6 +60,12 @@ pub struct TaskResult {
     /// Why the last failed attempt failed (`exit code 1`), when one was
     /// retried.
     pub failed_attempt: Option<String>,
+    /// When the task began (after waiting for its lock, as `duration`
+    /// counts); `None` for a task that never began.
+    pub started: Option<Instant>,
+    /// CPU time and peak memory of its process trees, over its attempts,
+    /// when its executor could tell (`guard::ExitWatch`).
+    pub usage: Option<Usage>,
 }
 
 impl TaskResult {
@@ -74,6 +81,8 @@ impl TaskResult {
             log_tail: None,
             attempts: 0,
             failed_attempt: None,
+            started: None,
+            usage: None,
         }
     }
 

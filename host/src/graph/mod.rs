@@ -5,6 +5,7 @@
 mod affected;
 mod build;
 mod dot;
+mod git_head;
 mod id;
 mod only;
 mod select;
@@ -13,6 +14,7 @@ mod walk;
 pub use affected::{affected_tasks, base_label, changed_files, changed_projects};
 pub use build::{Node, TaskGraph};
 pub use dot::to_dot;
+pub use git_head::{Head, read_head};
 pub use id::TaskId;
 pub use select::{Filter, apply_filters, reverse_deps, with_dependents};
 pub use walk::{ContinueMode, SkipReason, Walker};

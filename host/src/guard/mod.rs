@@ -19,6 +19,7 @@ mod probe;
 mod procfs;
 mod spawn;
 mod tool;
+mod usage;
 mod watchdog;
 
 pub use escape::{TaskMark, find_escapees};
@@ -29,4 +30,5 @@ pub use probe::{Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, last_pid};
 pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
 pub use tool::{ToolOutput, run_tool};
+pub use usage::{ExitWatch, Usage};
 pub use watchdog::guard_main;

@@ -1,5 +1,5 @@
 //! The reporter behind `vx run --report NAME [--report-file PATH]`: the
-//! built-in `markdown` or a reporter plugin of the workspace. It is opened
+//! built-in `markdown` or `html`, or a reporter plugin of the workspace. It is opened
 //! (pin checked, link checked) before the run so that a bad plugin fails
 //! fast, and renders the run's summary after it. vx writes the file; the
 //! plugin gets no grant for it.
@@ -11,13 +11,15 @@ use super::{LoadedPlugin, RunReport, World, load_configured};
 use crate::config::Workspace;
 use crate::error::{Error, Result};
 use crate::events::RunSummary;
-use crate::report::markdown;
+use crate::report::{RunInfo, html, markdown, run_document};
 
 /// A reporter, ready to render a run.
 #[derive(Debug)]
 pub enum Reporter {
     /// The built-in Markdown summary, unless a plugin is named `markdown`.
     Markdown,
+    /// The built-in self-contained HTML page, unless a plugin is named `html`.
+    Html,
     Plugin(Box<LoadedPlugin>),
 }
 
@@ -25,12 +27,14 @@ impl Reporter {
     /// The reporter named `name` in the workspace: `markdown` or a
     /// `[plugins.NAME]` whose component is a reporter.
     pub fn open(ws: &Workspace, name: &str) -> Result<Reporter> {
-        if name == "markdown" && !ws.plugins.contains_key(name) {
-            return Ok(Reporter::Markdown);
+        match name {
+            "markdown" if !ws.plugins.contains_key(name) => return Ok(Reporter::Markdown),
+            "html" if !ws.plugins.contains_key(name) => return Ok(Reporter::Html),
+            _ => {}
         }
         let Some(settings) = ws.plugins.get(name) else {
             let mut known: Vec<&str> = ws.plugins.keys().map(String::as_str).collect();
-            known.insert(0, "markdown");
+            known.splice(0..0, ["markdown", "html"]);
             return Err(Error::usage(format!("--report: no reporter named `{name}`"))
                 .with_hint(format!("the reporters are {}; add a plugin with `vx plugin add`", known.join(", "))));
         };
@@ -40,30 +44,37 @@ impl Reporter {
                 "--report: plugin `{name}` is a {}, not a reporter",
                 plugin.world.name()
             ))
-            .with_hint("give --report a reporter plugin or `markdown`"));
+            .with_hint("give --report a reporter plugin, `markdown` or `html`"));
         }
         Ok(Reporter::Plugin(Box::new(plugin)))
     }
 
     /// The report of a run, as the reporter renders it.
-    pub fn render(&self, run: &RunReport<'_>) -> Result<Vec<u8>> {
+    pub fn render(&self, run: &RunReport<'_>, document: &serde_json::Value) -> Result<Vec<u8>> {
         match self {
             Reporter::Markdown => Ok(markdown::render(run.summary, run.argv).into_bytes()),
+            Reporter::Html => Ok(html::render(document).into_bytes()),
             Reporter::Plugin(plugin) => Ok(plugin.render(run)?),
         }
     }
 
-    /// Renders the run and writes it to `file`, or to stdout.
+    /// Renders the run and writes it to `file`, or to stdout. `invocation`
+    /// is its id in history; `exit_code` the run's.
     pub fn write(
         &self,
         summary: &RunSummary,
-        argv: &[String],
-        started: SystemTime,
-        tags: &[(String, String)],
+        info: &RunInfo,
+        invocation: Option<i64>,
+        exit_code: u8,
         file: Option<&Path>,
     ) -> Result<()> {
-        let started_unix_ms = started.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let bytes = self.render(&RunReport { argv, started_unix_ms, tags, summary })?;
+        let started_unix_ms = info.started.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let run = RunReport { argv: &info.args, started_unix_ms, tags: &info.tags, summary };
+        let document = match self {
+            Reporter::Html => run_document(info, invocation, summary, exit_code),
+            Reporter::Markdown | Reporter::Plugin(_) => serde_json::Value::Null,
+        };
+        let bytes = self.render(&run, &document)?;
         write_report(&bytes, file)
     }
 }

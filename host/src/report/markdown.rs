@@ -1,11 +1,11 @@
 //! The built-in `markdown` reporter (`--report markdown`): a table of tasks
-//! with status, cache and duration, then each failure with its log tail,
+//! with status, cache, duration, CPU time and peak memory, then each failure with its log tail,
 //! then each flaky task with its failed attempt's log tail.
 //! Native, so it needs no plugin; a reporter plugin gets the same data.
 
 use std::fmt::Write;
 
-use super::summary::{flaky_text, format_duration};
+use super::summary::{flaky_text, format_bytes, format_duration};
 use crate::events::{CacheOutcome, RunSummary, TaskStatus};
 
 /// The run as a Markdown document.
@@ -29,12 +29,16 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
         summary.cached(),
         format_duration(summary.wall)
     );
-    out.push_str("| Task | Status | Cache | Duration |\n|---|---|---|---:|\n");
+    out.push_str("| Task | Status | Cache | Duration | CPU | Peak memory |\n|---|---|---|---:|---:|---:|\n");
     for r in &summary.results {
         let status = if r.is_flaky() { format!("flaky ({})", flaky_text(r)) } else { status_text(&r.status) };
+        // A hit, a group or another executor measured nothing.
+        let (cpu, peak) = r
+            .usage
+            .map_or(("-".to_string(), "-".to_string()), |u| (format_duration(u.cpu), format_bytes(u.peak_rss_bytes)));
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {cpu} | {peak} |",
             cell(&r.id),
             cell(&status),
             cache_text(r.cache),
@@ -115,7 +119,7 @@ mod tests {
             TaskResult { cache: CacheOutcome::Local, ..TaskResult::not_run("ui#build".into(), TaskStatus::Succeeded) };
         let summary = RunSummary { results: vec![ok, failed], wall: Duration::from_millis(1500) };
         let md = render(&summary, &["run".into(), "build".into()]);
-        assert!(md.contains("| `ui#build` | ok | hit (local) |"), "{md}");
+        assert!(md.contains("| `ui#build` | ok | hit (local) | 0ms | - | - |"), "{md}");
         assert!(md.contains("| `web#build` | failed (exit code 2) | - |"), "{md}");
         assert!(md.contains("### `web#build`: failed (exit code 2)\n\n```text\nerror: x | y\n```"), "{md}");
         assert!(!md.contains("## Flaky"), "{md}");

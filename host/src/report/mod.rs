@@ -1,20 +1,26 @@
 //! What the user sees of a run: task output with `project#task` prefixes,
 //! colour when it helps, and the final summary. The engine emits run
 //! events (`crate::events`); the subscribers here decide how they look:
-//! [`Terminal`] (with the status line and GitHub groups), [`GithubOutput`]
-//! and [`Stderr`] for warnings outside a run.
+//! [`Terminal`] (with the status line and GitHub groups), [`GithubOutput`],
+//! [`RunFile`] (`--summarize`), [`Profile`] (`--profile`) and [`Stderr`]
+//! for warnings outside a run.
 
 mod github;
+pub mod html;
 pub mod markdown;
+mod profile;
 mod progress;
+mod run_file;
 mod stderr;
 mod style;
 mod summary;
 mod terminal;
 
 pub use github::{GithubOutput, github_actions, github_annotations, github_step_summary};
+pub use profile::{Profile, Step};
 pub use progress::StatusLine;
+pub use run_file::{PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, document as run_document};
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};
-pub use summary::{flaky_text, format_duration};
+pub use summary::{flaky_text, format_bytes, format_duration};
 pub use terminal::{LogOrder, OutputLogs, Terminal};

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::style::Style;
 use crate::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
+use crate::guard::Usage;
 
 impl RunSummary {
     /// The summary block, ending with a newline.
@@ -67,7 +68,20 @@ impl RunSummary {
             out.push_str(" none ran (every task came from the cache)");
         }
         for r in ran.iter().take(5) {
-            out.push_str(&format!("\n  {:>8}  {}", format_duration(r.duration), r.id));
+            let used =
+                r.usage.map(|u| format!("  (cpu {}, {})", format_duration(u.cpu), format_bytes(u.peak_rss_bytes)));
+            out.push_str(&format!("\n  {:>8}  {}{}", format_duration(r.duration), r.id, used.unwrap_or_default()));
+        }
+        let measured: Vec<(&TaskResult, Usage)> = self.results.iter().filter_map(|r| Some((r, r.usage?))).collect();
+        if let Some((peak, used)) = measured.iter().max_by_key(|(r, u)| (u.peak_rss_bytes, std::cmp::Reverse(&r.id))) {
+            let cpu: Duration = measured.iter().map(|(_, u)| u.cpu).sum();
+            out.push_str(&format!(
+                "\nResources: {} of CPU in {} task(s); peak memory {} ({})",
+                format_duration(cpu),
+                measured.len(),
+                format_bytes(used.peak_rss_bytes),
+                peak.id
+            ));
         }
         let looked_up =
             self.results.iter().filter(|r| !matches!(r.cache, CacheOutcome::Uncached | CacheOutcome::Group)).count();
@@ -84,6 +98,21 @@ pub fn flaky_text(r: &TaskResult) -> String {
     format!("passed on attempt {}; attempt {} failed: {why}", r.attempts, r.attempts - 1)
 }
 
+/// `512 B`, `3.4 KiB`, `84.2 MiB`, `1.50 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 /// `850ms`, `2.35s`, `1m04s`.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -93,5 +122,33 @@ pub fn format_duration(d: Duration) -> String {
         format!("{:.2}s", d.as_secs_f64())
     } else {
         format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(3 * 1024 + 400), "3.4 KiB");
+        assert_eq!(format_bytes(84 << 20), "84.0 MiB");
+        assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+    }
+
+    #[test]
+    fn details_name_the_task_with_the_highest_peak() {
+        let used = |id: &str, ms, mib: u64| TaskResult {
+            cache: CacheOutcome::Miss,
+            duration: Duration::from_millis(ms),
+            usage: Some(Usage { cpu: Duration::from_millis(ms / 2), peak_rss_bytes: mib << 20 }),
+            ..TaskResult::not_run(id.into(), TaskStatus::Succeeded)
+        };
+        let summary =
+            RunSummary { results: vec![used("a#build", 400, 10), used("b#build", 200, 90)], wall: Duration::ZERO };
+        let text = summary.render_details();
+        assert!(text.contains("400ms  a#build  (cpu 200ms, 10.0 MiB)"), "{text}");
+        assert!(text.contains("Resources: 300ms of CPU in 2 task(s); peak memory 90.0 MiB (b#build)"), "{text}");
     }
 }

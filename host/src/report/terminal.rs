@@ -278,7 +278,8 @@ impl Subscriber for Terminal {
                     self.print(&summary.render_details());
                 }
             }
-            Event::Planned { .. } | Event::CacheMiss { .. } => {}
+            // Steps' times are for profiles, not the terminal.
+            Event::Planned { .. } | Event::CacheMiss { .. } | Event::Span { .. } => {}
         }
     }
 }

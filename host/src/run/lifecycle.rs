@@ -16,7 +16,7 @@ use super::options::RunOptions;
 use super::task_cache::CacheJob;
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::{Task, Workspace};
-use crate::events::{Bus, CacheOutcome, Event, TaskResult, TaskStatus};
+use crate::events::{Bus, CacheOutcome, Event, Phase, TaskResult, TaskStatus};
 use crate::graph::TaskGraph;
 use crate::guard::{Groups, RUN_ID_VAR, TaskMark};
 use crate::sandbox::{Confinement, Policy, TaskPaths};
@@ -216,6 +216,9 @@ impl Job {
             Some(c) => c.compute_key(a.node, &a.id, &a.events).await,
             None => None,
         };
+        if self.cache.is_some() {
+            a.events.span(&a.id, Phase::Hash, start);
+        }
         let cacheable = self.cache.as_ref().is_some_and(|c| c.task.cache) && keyed.is_some();
         let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
         if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
@@ -232,6 +235,8 @@ impl Job {
                     log_tail: None,
                     attempts: 0,
                     failed_attempt: None,
+                    started: Some(start),
+                    usage: None,
                 };
                 return self.record(result, keyed.map(|(_, m)| m));
             }
@@ -252,7 +257,9 @@ impl Job {
         if let (true, TaskStatus::Succeeded, Some(c), Some((key, manifest))) =
             (cacheable, &ran.status, &self.cache, keyed)
         {
+            let archiving = Instant::now();
             c.store(&self.attempt.id, key, manifest, ran.log, duration, &self.attempt.events).await;
+            self.attempt.events.span(&self.attempt.id, Phase::Archive, archiving);
         }
         let cache = if cacheable { CacheOutcome::Miss } else { CacheOutcome::Uncached };
         let result = TaskResult {
@@ -265,6 +272,8 @@ impl Job {
             log_tail,
             attempts: tries.attempts,
             failed_attempt: tries.failed_why,
+            started: Some(start),
+            usage: tries.usage,
         };
         self.record(result, manifest)
     }
@@ -280,9 +289,9 @@ impl Job {
     async fn run_attempts(&self) -> (super::exec::Ran, Tries, bool) {
         let a = &self.attempt;
         let total = self.retries.saturating_add(1);
-        let mut tries = Tries { attempts: 1, failed_why: None, failed_tail: None };
+        let mut tries = Tries { attempts: 1, failed_why: None, failed_tail: None, usage: None };
         let mut cleared = self.clear_outputs().await;
-        let mut ran = self.executor.run(a).await;
+        let mut ran = self.attempt(&mut tries).await;
         while let Some(why) = failure(&ran.status) {
             if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
@@ -292,12 +301,24 @@ impl Job {
             tries.failed_why = Some(why);
             tries.attempts += 1;
             cleared &= self.clear_outputs().await;
-            ran = self.executor.run(a).await;
+            ran = self.attempt(&mut tries).await;
         }
         if ran.status == TaskStatus::Succeeded && tries.attempts > 1 {
             a.events.note(&a.id, &format!("flaky: passed on attempt {} of {total}", tries.attempts));
         }
         (ran, tries, cleared)
+    }
+
+    /// One attempt, timed (`Phase::Attempt`), its usage added to the tries'.
+    async fn attempt(&self, tries: &mut Tries) -> super::exec::Ran {
+        let a = &self.attempt;
+        let start = Instant::now();
+        let ran = self.executor.run(a).await;
+        a.events.span(&a.id, Phase::Attempt(tries.attempts), start);
+        if let Some(used) = ran.usage {
+            tries.usage = Some(tries.usage.map_or(used, |u| u.combine(used)));
+        }
+        ran
     }
 
     /// A group: its key is still computed (from its dependencies' keys) so
@@ -320,6 +341,8 @@ impl Job {
             log_tail: None,
             attempts: 0,
             failed_attempt: None,
+            started: Some(start),
+            usage: None,
         };
         self.record(result, keyed.map(|(_, m)| m))
     }
@@ -357,6 +380,8 @@ struct Tries {
     /// The last failed attempt's reason and log tail, once one was retried.
     failed_why: Option<String>,
     failed_tail: Option<String>,
+    /// What the attempts' process trees used, combined (`Usage::combine`).
+    usage: Option<crate::guard::Usage>,
 }
 
 /// Why an attempt failed, when it is one a retry may mend: it failed or

@@ -40,7 +40,7 @@ pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_stat
 pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;
 pub use pass_through::apply_pass_through;
-pub use plan::{Selection, plan, select_projects};
+pub use plan::{Selection, plan, planned_tasks, select_projects};
 pub use record::{HistoryRecorder, command_line, shell_quote, unix_ms};
 pub use signals::Signals;
 pub use verify::{Difference, Snapshot};

@@ -128,3 +128,22 @@ fn no_such_task(ws: &Workspace, projects: &BTreeSet<usize>, task: &str) -> Error
     };
     Error::usage(format!("{scope} `{task}`")).with_hint(hint)
 }
+
+/// Each task of `graph` as run summaries and profiles describe it: its id,
+/// the executor it runs on (the run's `--executor` applied) and the ids it
+/// depends on.
+pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&str>) -> Vec<crate::report::PlannedTask> {
+    graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(n, node)| {
+            let task = &ws.projects[node.project].tasks[&node.id.task];
+            crate::report::PlannedTask {
+                id: node.id.to_string(),
+                executor: super::exec::effective_executor(task, run_executor).to_string(),
+                dependencies: graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect(),
+            }
+        })
+        .collect()
+}

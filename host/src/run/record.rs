@@ -4,6 +4,7 @@
 //! command line paste-able (`vx last`).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use crate::cache::{History, Invocation, KeyManifest, TaskRunRecord};
@@ -30,6 +31,9 @@ pub fn unix_ms(t: SystemTime) -> i64 {
 pub struct HistoryRecorder {
     db: PathBuf,
     invocation: Invocation,
+    /// The recorded invocation's id, for the subscribers after this one
+    /// (`--summarize` names its file with it).
+    recorded: Arc<OnceLock<i64>>,
 }
 
 impl HistoryRecorder {
@@ -45,8 +49,15 @@ impl HistoryRecorder {
             exit_code: 0,
             tasks: 0,
             cached: 0,
+            cpu_ms: 0,
+            peak_rss_bytes: None,
         };
-        HistoryRecorder { db: db.to_path_buf(), invocation }
+        HistoryRecorder { db: db.to_path_buf(), invocation, recorded: Arc::default() }
+    }
+
+    /// Where the invocation's id appears once it is recorded.
+    pub fn recorded_id(&self) -> Arc<OnceLock<i64>> {
+        self.recorded.clone()
     }
 
     fn record(&self, summary: &RunSummary, exit_code: u8, manifests: &[(String, String, KeyManifest)]) {
@@ -56,9 +67,11 @@ impl HistoryRecorder {
             ..self.invocation.clone()
         };
         let runs: Vec<TaskRunRecord> = summary.results.iter().map(run_record).collect();
-        let result = History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests));
-        if let Err(e) = result {
-            tracing::warn!("could not record this run in .vx/history.db: {e}");
+        match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests)) {
+            Ok(id) => {
+                let _ = self.recorded.set(id);
+            }
+            Err(e) => tracing::warn!("could not record this run in .vx/history.db: {e}"),
         }
     }
 }
@@ -92,6 +105,8 @@ fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
         duration: r.duration,
         exit_code: r.exit_code,
         attempts: r.attempts,
+        cpu_ms: r.usage.map(|u| u.cpu.as_millis() as i64),
+        peak_rss_bytes: r.usage.map(|u| u.peak_rss_bytes.min(i64::MAX as u64) as i64),
     }
 }
 

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::cache::{Cache, CacheKey, KeyManifest, Lookup};
 use crate::config::Task;
-use crate::events::{Bus, CacheOutcome, Event};
+use crate::events::{Bus, CacheOutcome, Event, Phase};
 
 /// Enough to compute a task's key, look it up and store its result.
 #[derive(Debug)]
@@ -63,24 +63,45 @@ impl CacheJob {
     }
 
     /// Looks the key up and restores a hit, emitting `CacheHit`. A corrupt
-    /// entry or a refused restore is a warning and a miss.
+    /// entry or a refused restore is a warning and a miss. Both steps are
+    /// timed where they run and reported as spans once back here.
     pub async fn try_hit(&self, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
         let (cache, root, dir, task, key_owned) =
             (self.cache.clone(), self.root.clone(), self.project_dir.clone(), self.task.clone(), key.clone());
+        let looking = Instant::now();
         let found = tokio::task::spawn_blocking(move || match cache.lookup_tiers(&key_owned) {
-            (Lookup::Hit(entry), remote) => match cache.restore(&root, &dir, &task, &entry) {
-                Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
-                Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
-            },
-            (Lookup::Miss, _) => Ok(None),
-            (Lookup::Corrupt(why), _) => Err(format!("its cache entry was corrupt ({why}) and is removed; running it")),
-            (Lookup::Unreadable(why), _) if cache.first_unreadable() => Err(format!(
-                "could not read the cache at {} ({why}); tasks whose entries cannot be read run",
-                cache.store.dir().display()
-            )),
-            (Lookup::Unreadable(_), _) => Ok(None),
+            (Lookup::Hit(entry), remote) => {
+                let restoring = Instant::now();
+                let restored = match cache.restore(&root, &dir, &task, &entry) {
+                    Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
+                    Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
+                };
+                (restored, Some(restoring))
+            }
+            (Lookup::Miss, _) => (Ok(None), None),
+            (Lookup::Corrupt(why), _) => {
+                (Err(format!("its cache entry was corrupt ({why}) and is removed; running it")), None)
+            }
+            (Lookup::Unreadable(why), _) if cache.first_unreadable() => (
+                Err(format!(
+                    "could not read the cache at {} ({why}); tasks whose entries cannot be read run",
+                    cache.store.dir().display()
+                )),
+                None,
+            ),
+            (Lookup::Unreadable(_), _) => (Ok(None), None),
         })
         .await;
+        let found = found.map(|(found, restoring)| {
+            match restoring {
+                Some(at) => {
+                    events.emit(Event::Span { task: id, phase: Phase::Lookup, start: looking, end: at });
+                    events.span(id, Phase::Restore, at);
+                }
+                None => events.span(id, Phase::Lookup, looking),
+            }
+            found
+        });
         match found {
             Ok(Ok(Some((entry, tier)))) => {
                 events.emit(Event::CacheHit { task: id, key: &key.0, tier, log: &entry.log });

@@ -6,6 +6,7 @@
 //! Modelled on jj's `cli/tests/common/test_environment.rs`. Each test owns
 //! its own `TestEnv`, so tests run in parallel without sharing anything.
 
+pub mod browser;
 pub mod buildgrid;
 pub mod fixtures;
 pub mod process;

@@ -118,6 +118,12 @@ pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
         (r"(?m)^(Tasks: .*) in \S+$".into(), "$1 in [DURATION]".into()),
         // `--summary`: `  1.24s  web#build`, right-aligned durations.
         (r"(?m)^ +(?:\d+ms|\d+\.\d+s|\d+m\d+s)  (\S)".into(), "  [DURATION]  $1".into()),
+        // `--summary`: what a task's processes used, and the total.
+        (r"\(cpu \S+, [\d.]+ (?:B|KiB|MiB|GiB)\)".into(), "(cpu [CPU], [MEMORY])".into()),
+        (
+            r"(?m)^Resources: \S+ of CPU in (\d+) task\(s\); peak memory [\d.]+ \S+".into(),
+            "Resources: [CPU] of CPU in $1 task(s); peak memory [MEMORY]".into(),
+        ),
         // Full keys (BLAKE3, 64 hex digits) and the short ones in
         // `cache miss, executing 0123abcd…` and `cache hit …`.
         (r"\b[0-9a-f]{64}\b".into(), "[KEY]".into()),

@@ -23,8 +23,8 @@ use super::{Attempt, Executor, Ran};
 use crate::events::output::{BoundedLog, MAX_LINE, take_piece};
 use crate::events::{Event, TaskStatus};
 use crate::guard::{
-    find_escapees, grace_period, group_alive, group_members, last_pid, spawn_isolated, spawn_task, stop_group,
-    stop_pids,
+    ExitWatch, Usage, find_escapees, grace_period, group_alive, group_members, last_pid, spawn_isolated, spawn_task,
+    stop_group, stop_pids,
 };
 
 /// How long output may stay open after a task's group is gone (a process
@@ -202,7 +202,7 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     };
     let mut ready = Readiness::new(a.persistent.as_ref(), a.node);
     let mut ending = Ending::default();
-    let exit = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
+    let (exit, usage) = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
     let quiet = a.cancelled.load(Ordering::SeqCst) || ending.stopping();
     stop_leftovers(a, pgid, &mut out, &mut ready, quiet).await;
     stop_escapees(a, pid_before, quiet).await;
@@ -210,14 +210,15 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     a.groups.unregister(pgid);
     let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
     let status = super::sandboxed::settle(a, tracer, status(a, exit, &ending, &ready)).await;
-    Ran { status, log: out.log.finish(), exit_code }
+    Ran { status, log: out.log.finish(), exit_code, usage }
 }
 
 /// Until the leader exits (for a persistent task, until its whole group is
 /// gone: `server & echo up` leaves the server running after its shell):
 /// streams output, watches the deadlines and readiness, and starts the
 /// kill ladder when vx stops the task. One `select!` loop, so one piece:
-/// every branch shares the same state.
+/// every branch shares the same state. Returns the leader's exit and
+/// what its tree used (`guard::ExitWatch`).
 async fn supervise(
     a: &Attempt,
     child: &mut tokio::process::Child,
@@ -225,7 +226,8 @@ async fn supervise(
     out: &mut Output<'_>,
     ready: &mut Readiness<'_>,
     ending: &mut Ending,
-) -> std::io::Result<std::process::ExitStatus> {
+) -> (std::io::Result<std::process::ExitStatus>, Option<Usage>) {
+    let watch = ExitWatch::new(child);
     let deadline = tokio::time::sleep(a.timeout.unwrap_or(FAR));
     tokio::pin!(deadline);
     let ready_deadline = tokio::time::sleep(ready.timeout().unwrap_or(FAR));
@@ -245,7 +247,7 @@ async fn supervise(
                     out.line.clear();
                 }
             },
-            status = child.wait(), if exit.is_none() => exit = Some(status),
+            ended = watch.wait(child), if exit.is_none() => exit = Some(ended),
             () = &mut deadline, if !ending.stopping() && a.timeout.is_some() => {
                 ending.timed_out = true;
                 a.events.note(&a.id, "timed out; stopping it");

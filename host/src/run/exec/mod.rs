@@ -46,7 +46,7 @@ use crate::cache::Cache;
 use crate::config::env::{self, EnvList, listed_extra, listed_vars};
 use crate::config::{EnvMode, PluginSettings, Project, Task, Workspace};
 use crate::events::{Bus, TaskStatus};
-use crate::guard::{Groups, TaskCommand, TaskMark};
+use crate::guard::{Groups, TaskCommand, TaskMark, Usage};
 use crate::plugin::LoadedPlugin;
 
 /// One attempt at running a task's command, with everything an executor
@@ -80,11 +80,14 @@ pub struct Ran {
     pub log: Vec<u8>,
     /// The exit code of the task's main process, when it ran and exited.
     pub exit_code: Option<i32>,
+    /// What its process tree used, when the executor can tell (local
+    /// processes; a plugin or a remote worker reports none).
+    pub usage: Option<Usage>,
 }
 
 impl Ran {
     pub fn failed(why: String) -> Ran {
-        Ran { status: TaskStatus::Failed(why), log: Vec::new(), exit_code: None }
+        Ran { status: TaskStatus::Failed(why), log: Vec::new(), exit_code: None, usage: None }
     }
 }
 

@@ -163,10 +163,15 @@ impl Executor for PluginExecutor {
         };
         let log = output.finish();
         if timed_out {
-            return Ran { status: TaskStatus::TimedOut(a.timeout.unwrap_or_default()), log, exit_code: None };
+            return Ran {
+                status: TaskStatus::TimedOut(a.timeout.unwrap_or_default()),
+                log,
+                exit_code: None,
+                usage: None,
+            };
         }
         if a.cancelled.load(Ordering::SeqCst) {
-            return Ran { status: TaskStatus::Cancelled, log, exit_code: None };
+            return Ran { status: TaskStatus::Cancelled, log, exit_code: None, usage: None };
         }
         let (status, exit_code) = match result {
             Ok(Ok(outcome)) if outcome.exit_code == 0 => (TaskStatus::Succeeded, Some(0)),
@@ -179,7 +184,7 @@ impl Executor for PluginExecutor {
             }
             Err(e) => (TaskStatus::Failed(format!("the executor call crashed: {e}")), None),
         };
-        Ran { status, log, exit_code }
+        Ran { status, log, exit_code, usage: None }
     }
 
     /// The plugin's bytes and its config, so a new plugin or setting is a

@@ -160,7 +160,7 @@ impl Executor for RemoteJob {
         };
         let (joined, timed_out) = self.call(a, self.spec(a, inputs)).await;
         let timeout = a.timeout.unwrap_or_default();
-        let stopped = |status| Ran { status, log: Vec::new(), exit_code: None };
+        let stopped = |status| Ran { status, log: Vec::new(), exit_code: None, usage: None };
         match joined {
             _ if timed_out => stopped(TaskStatus::TimedOut(timeout)),
             _ if a.cancelled.load(Ordering::SeqCst) => stopped(TaskStatus::Cancelled),
@@ -259,12 +259,13 @@ fn finished(a: &Attempt, done: Executed) -> Ran {
     log.push(&done.log);
     let log = log.finish();
     if done.exit_code == 0 {
-        Ran { status: TaskStatus::Succeeded, log, exit_code: Some(0) }
+        Ran { status: TaskStatus::Succeeded, log, exit_code: Some(0), usage: None }
     } else {
         Ran {
             status: TaskStatus::Failed(format!("exit code {}", done.exit_code)),
             log,
             exit_code: Some(done.exit_code),
+            usage: None,
         }
     }
 }

@@ -1,0 +1,244 @@
+//! `--summarize[=FILE]`: the run as one JSON document, written when the
+//! run finishes (by default to `.vx/runs/<invocation>.json`, the id `vx
+//! history` shows). Its shape is versioned and described by
+//! `docs/schema/run-summary.v1.json`; a change that drops or retypes a
+//! field is a new version, a new optional field is not.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskResult, TaskStatus};
+
+/// The schema's name and version, the document's `schema` field.
+pub const SCHEMA: &str = "vx-run-summary/1";
+
+/// What the run was, known before it starts: the invocation and each
+/// planned task's executor and dependencies.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// The arguments after `vx`, as typed.
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub tags: Vec<(String, String)>,
+    pub env_mode: &'static str,
+    /// `HEAD` of the workspace's git repository, when it is one.
+    pub git_commit: Option<String>,
+    pub started: SystemTime,
+    /// The same moment on the monotonic clock: tasks' `start_ms` count from it.
+    pub origin: Instant,
+    pub tasks: Vec<PlannedTask>,
+}
+
+/// A task of the plan, as the summary and the profile describe it.
+#[derive(Debug, Clone)]
+pub struct PlannedTask {
+    pub id: String,
+    pub executor: String,
+    pub dependencies: Vec<String>,
+}
+
+/// Where a file about the run goes: the path given with the flag, or
+/// `.vx/runs/<invocation><suffix>`, named by the invocation's id in
+/// history (set by the history recorder, which sees `RunFinished` first),
+/// or by its start time when history could not be written.
+#[derive(Debug, Clone)]
+pub struct RunPath {
+    pub given: Option<PathBuf>,
+    pub runs_dir: PathBuf,
+    pub suffix: &'static str,
+    pub invocation: Arc<OnceLock<i64>>,
+    pub started: SystemTime,
+}
+
+impl RunPath {
+    pub fn resolve(&self) -> PathBuf {
+        match &self.given {
+            Some(file) => file.clone(),
+            None => {
+                let id = self.invocation.get().copied().unwrap_or_else(|| crate::run::unix_ms(self.started));
+                self.runs_dir.join(format!("{id}{}", self.suffix))
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to `path`, making its directory; the error is one line.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    }
+    crate::cache::write_atomic(path, bytes).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    Ok(path.to_path_buf())
+}
+
+/// Writes the summary when the run finishes.
+#[derive(Debug)]
+pub struct RunFile {
+    info: RunInfo,
+    path: RunPath,
+    /// Where the summary went, or why it could not be written.
+    pub written: Mutex<Option<Result<PathBuf, String>>>,
+}
+
+impl RunFile {
+    pub fn new(info: RunInfo, path: RunPath) -> RunFile {
+        RunFile { info, path, written: Mutex::new(None) }
+    }
+
+    fn write(&self, summary: &RunSummary, exit_code: u8) -> Result<PathBuf, String> {
+        let doc = document(&self.info, self.path.invocation.get().copied(), summary, exit_code);
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
+        write_file(&self.path.resolve(), text.as_bytes())
+    }
+}
+
+impl Subscriber for RunFile {
+    fn on(&self, event: &Event<'_>) {
+        if let Event::RunFinished { summary, interrupted, .. } = event {
+            let written = self.write(summary, summary.exit_code(*interrupted));
+            *self.written.lock().expect("summary lock poisoned") = Some(written);
+        }
+    }
+}
+
+/// The summary document of a finished run.
+pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, exit_code: u8) -> Value {
+    let planned: std::collections::HashMap<&str, &PlannedTask> =
+        info.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let tasks: Vec<Value> =
+        summary.results.iter().map(|r| task(info, planned.get(r.id.as_str()).copied(), r)).collect();
+    let measured: Vec<_> = summary.results.iter().filter_map(|r| r.usage).collect();
+    json!({
+        "schema": SCHEMA,
+        "vx_version": env!("CARGO_PKG_VERSION"),
+        "invocation": {
+            "id": invocation,
+            "args": info.args,
+            "command": crate::run::command_line(&info.args),
+            "cwd": info.cwd.to_string_lossy(),
+            "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+            "env_mode": info.env_mode,
+            "git_commit": info.git_commit,
+            "started_unix_ms": crate::run::unix_ms(info.started),
+            "wall_ms": summary.wall.as_millis() as u64,
+            "exit_code": exit_code,
+        },
+        "totals": {
+            "tasks": summary.results.len(),
+            "succeeded": summary.succeeded(),
+            "failed": summary.failed(),
+            "skipped": summary.skipped(),
+            "cached": summary.cached(),
+            "flaky": summary.flaky(),
+            "cpu_ms": measured.iter().map(|u| u.cpu.as_millis() as u64).sum::<u64>(),
+            "peak_rss_bytes": measured.iter().map(|u| u.peak_rss_bytes).max(),
+        },
+        "tasks": tasks,
+    })
+}
+
+fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value {
+    let (project, name) = r.id.split_once('#').unwrap_or((r.id.as_str(), ""));
+    json!({
+        "id": r.id,
+        "project": project,
+        "task": name,
+        "key": r.key,
+        "status": status(&r.status),
+        "reason": reason(&r.status),
+        "cache": cache(r.cache),
+        "group": r.cache == CacheOutcome::Group,
+        "executor": planned.map(|p| p.executor.as_str()),
+        "attempts": r.attempts,
+        "flaky": r.is_flaky(),
+        "start_ms": r.started.map(|s| s.saturating_duration_since(info.origin).as_millis() as u64),
+        "duration_ms": r.duration.as_millis() as u64,
+        "exit_code": r.exit_code,
+        "cpu_ms": r.usage.map(|u| u.cpu.as_millis() as u64),
+        "peak_rss_bytes": r.usage.map(|u| u.peak_rss_bytes),
+        "dependencies": planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
+    })
+}
+
+/// The status words history uses too.
+pub fn status(status: &TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::Succeeded => "ok",
+        TaskStatus::Failed(_) => "failed",
+        TaskStatus::TimedOut(_) => "timed-out",
+        TaskStatus::Cancelled => "cancelled",
+        TaskStatus::Skipped(_) => "skipped",
+    }
+}
+
+fn reason(status: &TaskStatus) -> Option<String> {
+    match status {
+        TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
+        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", super::format_duration(*limit))),
+        TaskStatus::Succeeded | TaskStatus::Cancelled => None,
+    }
+}
+
+/// Where the result came from: `hit-local`, `hit-remote`, `miss` (looked
+/// up, not found: it ran) or `off` (not cacheable, the cache off, or a
+/// group, which runs nothing).
+pub fn cache(cache: CacheOutcome) -> &'static str {
+    match cache {
+        CacheOutcome::Local => "hit-local",
+        CacheOutcome::Remote => "hit-remote",
+        CacheOutcome::Miss => "miss",
+        CacheOutcome::Uncached | CacheOutcome::Group => "off",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::guard::Usage;
+
+    #[test]
+    fn a_task_is_described_with_its_plan_and_its_result() {
+        let origin = Instant::now();
+        let info = RunInfo {
+            args: vec!["run".into(), "build".into()],
+            cwd: "/w".into(),
+            tags: vec![("ci".into(), "1".into())],
+            env_mode: "strict",
+            git_commit: None,
+            started: SystemTime::UNIX_EPOCH + Duration::from_secs(10),
+            origin,
+            tasks: vec![PlannedTask {
+                id: "web#build".into(),
+                executor: "local".into(),
+                dependencies: vec!["ui#build".into()],
+            }],
+        };
+        let ran = TaskResult {
+            cache: CacheOutcome::Miss,
+            duration: Duration::from_millis(250),
+            attempts: 1,
+            started: Some(origin + Duration::from_millis(40)),
+            usage: Some(Usage { cpu: Duration::from_millis(120), peak_rss_bytes: 4096 }),
+            ..TaskResult::not_run("web#build".into(), TaskStatus::Failed("exit code 2".into()))
+        };
+        let summary = RunSummary { results: vec![ran], wall: Duration::from_millis(300) };
+        let doc = document(&info, Some(7), &summary, 1);
+        assert_eq!(doc["invocation"]["id"], 7);
+        assert_eq!(doc["invocation"]["command"], "vx run build");
+        assert_eq!(doc["invocation"]["started_unix_ms"], 10_000);
+        let t = &doc["tasks"][0];
+        assert_eq!(t["project"], "web");
+        assert_eq!(t["status"], "failed");
+        assert_eq!(t["reason"], "exit code 2");
+        assert_eq!(t["cache"], "miss");
+        assert_eq!(t["start_ms"], 40);
+        assert_eq!(t["cpu_ms"], 120);
+        assert_eq!(t["dependencies"], json!(["ui#build"]));
+        assert_eq!(doc["totals"]["peak_rss_bytes"], 4096);
+    }
+}

@@ -20,6 +20,20 @@ pub enum TaskStatus {
     Skipped(String),
 }
 
+impl TaskStatus {
+    /// The status as one word, the same in history, run summaries and
+    /// profiles: `ok`, `failed`, `timed-out`, `cancelled`, `skipped`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            TaskStatus::Succeeded => "ok",
+            TaskStatus::Failed(_) => "failed",
+            TaskStatus::TimedOut(_) => "timed-out",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Skipped(_) => "skipped",
+        }
+    }
+}
+
 /// Where a task's result came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CacheOutcome {

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::run_file::{RunPath, cache, status, write_file};
+use super::run_file::{RunPath, cache, write_file};
 use crate::events::{Event, Phase, Subscriber, TaskResult};
 
 /// A step that took time: its name, start and end.
@@ -130,7 +130,7 @@ fn trace(origin: Instant, title: &str, state: &State) -> Value {
         slots[slot] = *settled;
         let tid = slot + 1;
         let args = json!({
-            "status": status(&result.status),
+            "status": result.status.word(),
             "cache": cache(result.cache),
             "key": result.key,
             "attempts": result.attempts,

@@ -147,7 +147,7 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
         "project": project,
         "task": name,
         "key": r.key,
-        "status": status(&r.status),
+        "status": r.status.word(),
         "reason": reason(&r.status),
         "cache": cache(r.cache),
         "group": r.cache == CacheOutcome::Group,
@@ -161,17 +161,6 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
         "peak_rss_bytes": r.usage.map(|u| u.peak_rss_bytes),
         "dependencies": planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
     })
-}
-
-/// The status words history uses too.
-pub fn status(status: &TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::Succeeded => "ok",
-        TaskStatus::Failed(_) => "failed",
-        TaskStatus::TimedOut(_) => "timed-out",
-        TaskStatus::Cancelled => "cancelled",
-        TaskStatus::Skipped(_) => "skipped",
-    }
 }
 
 fn reason(status: &TaskStatus) -> Option<String> {

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use crate::cache::{History, Invocation, KeyManifest, TaskRunRecord};
-use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskStatus};
+use crate::events::{CacheOutcome, Event, RunSummary, Subscriber};
 
 /// Quotes one word for a POSIX shell: as is when it holds only safe
 /// characters, else in single quotes.
@@ -88,13 +88,7 @@ fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
     TaskRunRecord {
         task: r.id.clone(),
         key: r.key.clone(),
-        status: match r.status {
-            TaskStatus::Succeeded => "ok",
-            TaskStatus::Failed(_) => "failed",
-            TaskStatus::TimedOut(_) => "timed-out",
-            TaskStatus::Cancelled => "cancelled",
-            TaskStatus::Skipped(_) => "skipped",
-        },
+        status: r.status.word(),
         cache: match r.cache {
             CacheOutcome::Uncached => "uncached",
             CacheOutcome::Miss => "miss",

@@ -126,7 +126,7 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// [`one_line`] without the cut, for vx's own messages.
-fn flatten(text: &str) -> String {
+pub fn flatten(text: &str) -> String {
     cut(text, usize::MAX)
 }
 

@@ -87,6 +87,8 @@ pub fn expand_project_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf
     Ok(dirs)
 }
 
+/// The pattern is the workspace file's own text, so it may hold a newline
+/// (fuzzing found one in a quoted YAML string); the error stays one line.
 fn bad_glob(pattern: &str, why: &str) -> ConfigError {
-    ConfigError::BadGlob { pattern: pattern.to_string(), why: why.to_string() }
+    ConfigError::BadGlob { pattern: crate::error::one_line(pattern), why: crate::error::one_line(why) }
 }

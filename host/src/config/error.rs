@@ -19,8 +19,10 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// The message often quotes the file's own text (a duration, a glob), which
+    /// may hold a newline; it is flattened so the diagnostic stays one line.
     pub fn new(location: String, message: impl fmt::Display) -> Self {
-        Diagnostic { location, message: message.to_string(), hint: None }
+        Diagnostic { location, message: crate::error::flatten(&message.to_string()), hint: None }
     }
 
     /// Adds the sentence that tells the user how to mend it.

@@ -146,7 +146,7 @@ fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
     for (i, name) in names.iter().enumerate() {
         if let Some(prev) = index.insert(name.as_str(), i) {
             return Err(ConfigError::DuplicateName {
-                name: name.clone(),
+                name: crate::error::one_line(name),
                 first: all[prev].rel_dir.clone(),
                 second: all[i].rel_dir.clone(),
             });

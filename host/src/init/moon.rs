@@ -69,8 +69,8 @@ fn project_dirs(root: &Path, projects: Option<&Value>, plan: &mut Plan) -> Resul
         let full = format!("{escaped}/{}", pattern.trim_start_matches("./").trim_end_matches('/'));
         let paths = glob::glob(&full).map_err(|e| InitError::BadGlob {
             file: WORKSPACE,
-            pattern: pattern.clone(),
-            why: e.to_string(),
+            pattern: crate::error::one_line(&pattern),
+            why: crate::error::one_line(&e.to_string()),
         })?;
         for path in paths.flatten() {
             let dir = if path.file_name().is_some_and(|n| n == "moon.yml") {

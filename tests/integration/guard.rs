@@ -551,3 +551,23 @@ fn a_guard_killed_first_is_reported_and_the_run_completes() {
     assert!(warnings[0].starts_with("vx: warning: "), "{out}");
     assert_nothing_left(&env, &first_pid, &out);
 }
+
+#[test]
+fn a_task_waiting_for_another_vx_to_finish_it_does_not_start_after_vx_was_stopped() {
+    // B waits on the task's lock while A runs it; B is stopped meanwhile.
+    // When A lets go, B must not start the task: nothing would stop it.
+    let env = TestEnv::new();
+    let command = format!("{}; {}", log("ran"), wait_for("go"));
+    project(&env, "p", "", &[task("t", &command, "outputs = [\"out\"]")]);
+    let a = env.vx_command(&["run", "p#t"]).spawn();
+    assert!(poll(|| env.log() == ["ran"]), "A never started the task");
+    let b = env.vx_command(&["run", "p#t"]).spawn();
+    // B is blocked on the lock: give it time to get there, then stop it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    b.signal(Signal::SIGINT);
+    env.write("packages/p/go", "");
+    a.finish().assert_success();
+    let out = b.finish();
+    out.assert_code(130);
+    assert_eq!(env.log(), ["ran"], "B ran the task after it was stopped\n{out}");
+}

@@ -38,7 +38,18 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
     /// The run is over: report what the backend kept count of.
     fn finish(&self) {}
+
+    /// Connects (or loads) now and says what the backend offers, for `vx
+    /// info`; an error says why it cannot be used. By default, one lookup
+    /// of a key no entry has.
+    fn check(&self) -> Result<Vec<String>, BackendError> {
+        self.exists(&[PROBE_KEY.to_string()]).map(|_| Vec::new())
+    }
 }
+
+/// A well-formed key no entry has (the hex of 32 zero bytes), for
+/// [`Backend::check`].
+pub const PROBE_KEY: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// A backend's failure, shown as the backend's own error text.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +59,11 @@ pub struct BackendError(Box<dyn std::error::Error + Send + Sync>);
 impl BackendError {
     pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> BackendError {
         BackendError(Box::new(e))
+    }
+
+    /// A failure that is only a sentence.
+    pub fn message(text: impl Into<String>) -> BackendError {
+        BackendError(text.into().into())
     }
 }
 

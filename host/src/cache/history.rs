@@ -344,6 +344,11 @@ impl History {
         Ok(row.and_then(|(key, json)| serde_json::from_str(&json).ok().map(|m| (key, m))))
     }
 
+    /// How many invocations history holds.
+    pub fn invocation_count(&self) -> Result<i64, HistoryError> {
+        self.conn.query_row("SELECT COUNT(*) FROM invocations", [], |r| r.get(0)).map_err(HistoryError::from)
+    }
+
     /// Hits among task runs that looked the cache up, over all history.
     pub fn hit_rate(&self) -> Result<(i64, i64), HistoryError> {
         self.conn

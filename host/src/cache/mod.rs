@@ -51,7 +51,7 @@ use std::time::Duration;
 
 pub use anchored::{InputGlobs, InputMatcher, OutputGlobs, is_anchored};
 pub use archive::{ArchiveError, Member, ROOT_MEMBERS, Restored, pack_members, read_members};
-pub use backend::{Backend, BackendError};
+pub use backend::{Backend, BackendError, PROBE_KEY};
 pub use clear::{ClearError, clear_outputs};
 pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
 pub use diff::{Change, diff_explained, diff_manifests};

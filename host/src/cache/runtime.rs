@@ -58,6 +58,7 @@ impl RuntimeProbes {
                 cwd: ws.root.clone(),
                 env,
                 confine: None,
+                terminal: false,
             },
             strict: strict_env.is_some(),
             groups: OnceLock::new(),

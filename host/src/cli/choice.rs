@@ -94,6 +94,19 @@ impl Choice for Verify {
     const WANTS: &'static str = "inputs or determinism";
 }
 
+/// `vx run --ui=KIND`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Ui {
+    /// The terminal UI: a task list, the selected task's log, keys.
+    Tui,
+    /// Prefixed lines as tasks write them.
+    Stream,
+}
+
+impl Choice for Ui {
+    const WANTS: &'static str = "tui or stream";
+}
+
 impl Choice for EnvMode {
     const WANTS: &'static str = "strict or loose";
 }

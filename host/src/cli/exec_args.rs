@@ -152,6 +152,7 @@ impl ExecArgs {
             env_mode: self.env_mode,
             retries: self.retries,
             observe: None,
+            controls: None,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();

@@ -7,6 +7,7 @@ mod choice;
 mod completions;
 mod exec_args;
 mod history;
+mod info;
 mod init;
 mod last;
 mod lock;
@@ -58,6 +59,7 @@ enum Commands {
     History(history::HistoryArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
+    Info(info::InfoArgs),
     Init(init::InitArgs),
     Upgrade(upgrade::UpgradeArgs),
     Completions(completions::CompletionsArgs),
@@ -112,6 +114,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::History(a) => history::cmd_history(a, &cwd),
         Commands::Why(a) => why::cmd_why(a, &cwd),
         Commands::Cache(a) => cache_cmd::cmd_cache(a, &cwd),
+        Commands::Info(a) => info::cmd_info(a, &cwd),
         Commands::Init(a) => init::cmd_init(a, &cwd),
         Commands::Upgrade(a) => upgrade::cmd_upgrade(a),
         Commands::Completions(a) => completions::cmd_completions(a),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::args::parse_tag;
-use super::choice::{Format, Verify, choice};
+use super::choice::{Format, Ui, Verify, choice};
 use super::exec_args::{ExecArgs, runtime};
 use crate::cache::{Cache, Flakiness, History, state_dir};
 use crate::config::{Workspace, load_workspace};
@@ -105,6 +105,12 @@ pub struct RunArgs {
         value_parser = clap::builder::OsStringValueParser::new()
     )]
     pub profile: Option<std::ffi::OsString>,
+
+    /// `tui`: a task list, the selected task's log and keys (the default
+    /// on a terminal when a selected task is persistent); `stream`:
+    /// prefixed lines as tasks write them.
+    #[arg(long, value_name = "KIND", value_parser = choice::<Ui>())]
+    pub ui: Option<Ui>,
 
     /// With `--verify=inputs`: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", requires = "verify", value_parser = choice::<Format>())]
@@ -214,8 +220,21 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     subscribers.extend(summary_file.clone().map(|s| s as Arc<dyn Subscriber>));
     subscribers.extend(profile.clone().map(|s| s as Arc<dyn Subscriber>));
+    let tui = start_tui(args.ui, args.verify.is_some(), &ws, &graph, &mut prepared.opts, argv)?;
+    if let Some(tui) = &tui {
+        subscribers[0] = tui.clone();
+    }
     let outcome =
         runtime()?.block_on(execute(&ws, &graph, &prepared.opts, Some(Arc::new(cache)), Bus::new(subscribers)))?;
+    if let Some(tui) = tui {
+        // The screen is the user's again: the summary the stream prints.
+        tui.close();
+        let style = crate::report::Style { enabled: prepared.opts.color };
+        print!("{}", outcome.summary.render(style));
+        if args.summary {
+            print!("{}", outcome.summary.render_details());
+        }
+    }
     let mut code = outcome.exit_code();
     if let Some(file) = summary_file {
         code = code.max(say_written("summarize", &file.written, cwd));
@@ -239,6 +258,34 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// The terminal UI, when the run shows one (`tui::wanted`); it takes the
+/// place of the stream output on the bus, and its requests reach the
+/// engine through `opts.controls`.
+fn start_tui(
+    ui: Option<Ui>,
+    verify: bool,
+    ws: &Workspace,
+    graph: &TaskGraph,
+    opts: &mut RunOptions,
+    argv: &[String],
+) -> Result<Option<Arc<crate::tui::Tui>>> {
+    if verify {
+        return Ok(None); // its report is read from the stream
+    }
+    let (wanted, why_not) = crate::tui::wanted(ui.map(|ui| ui == Ui::Tui), ws, graph);
+    if let Some(why) = why_not {
+        eprintln!("vx: {why}");
+    }
+    if !wanted {
+        return Ok(None);
+    }
+    let title = crate::run::command_line(argv);
+    let (tui, controls) = crate::tui::Tui::start(ws, graph, opts.concurrency, title)
+        .map_err(|e| Error::io("take over the terminal for --ui=tui", e))?;
+    opts.controls = Some(controls);
+    Ok(Some(Arc::new(tui)))
 }
 
 /// Says where `--summarize` or `--profile` wrote its file; a file that

@@ -19,9 +19,9 @@
 //!
 //! Dropped with a notice: `--no-daemon`, `--daemon` (vx has no daemon),
 //! bare `--parallel` (vx runs in parallel by default), `--nx-bail`
-//! (vx's default), `--ui=stream`. Refused: `--head`, `--nx-ignore-cycles`.
-//! `--env-mode` and `--only` are vx's own flags, with turbo's meaning, and
-//! pass as they are.
+//! (vx's default). Refused: `--head`, `--nx-ignore-cycles`.
+//! `--env-mode`, `--only` and `--ui` are vx's own flags, with turbo's
+//! meaning, and pass as they are.
 
 use crate::error::{Error, Result};
 
@@ -121,12 +121,8 @@ fn translate_flag(args: &[String], i: usize, out: &mut Vec<String>, tasks: &mut 
             notice(&format!("`{arg}` is `{dry}`"));
             out.push(dry);
         }
-        "--no-daemon" | "--daemon" | "--nx-bail" | "--ui" => {
+        "--no-daemon" | "--daemon" | "--nx-bail" => {
             notice(&format!("`{arg}` has no effect in vx and is ignored"));
-            // `--ui stream`: the value goes with the flag.
-            if inline.is_none() && name == "--ui" {
-                return Ok(i + 2);
-            }
         }
         "--head" | "--nx-ignore-cycles" => return Err(no_equivalent(name)),
         _ => out.push(arg.clone()),
@@ -213,6 +209,7 @@ mod tests {
         );
         assert_eq!(t(&["show", "--scope", "x"]), ["show", "--scope", "x"], "only run and watch are translated");
         assert_eq!(t(&["run", "build", "--", "--scope"]), ["run", "build", "--", "--scope"]);
+        assert_eq!(t(&["run", "dev", "--ui", "tui"]), ["run", "dev", "--ui", "tui"], "vx's own flag");
         assert_eq!(t(&["turbo", "run", "test", "--only"]), ["run", "test", "--only"], "turbo's --only is vx's");
     }
 

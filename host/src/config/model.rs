@@ -191,6 +191,9 @@ pub struct Task {
     pub timeout: Option<Duration>,
     pub cache: bool,
     pub persistent: bool,
+    /// `interactive`: the task runs on a pseudo-terminal of its own, and
+    /// `--ui=tui` lets the user type into it (never cached).
+    pub interactive: bool,
     pub ready: Option<Ready>,
     pub ready_timeout: Option<Duration>,
     /// `local` or the name of an executor plugin.
@@ -242,6 +245,7 @@ impl Task {
             timeout: None,
             cache: false,
             persistent: false,
+            interactive: false,
             ready: None,
             ready_timeout: None,
             executor: "local".to_string(),

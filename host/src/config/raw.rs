@@ -91,6 +91,8 @@ pub struct RawTask {
     pub timeout: Option<Spanned<String>>,
     pub cache: Option<bool>,
     pub persistent: Option<bool>,
+    /// Give the task a terminal (a pty) the TUI types into.
+    pub interactive: Option<bool>,
     pub ready: Option<Spanned<RawReady>>,
     pub ready_timeout: Option<Spanned<String>>,
     pub executor: Option<Spanned<String>>,

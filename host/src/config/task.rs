@@ -99,11 +99,17 @@ fn configured_task(
     let inputs = strings(&raw.inputs);
     let outputs = strings(&raw.outputs).unwrap_or_default();
     let persistent = raw.persistent.unwrap_or(false);
-    let cache = raw.cache.unwrap_or(!persistent && (inputs.is_some() || !outputs.is_empty()));
+    let interactive = raw.interactive.unwrap_or(false);
+    let cache = raw.cache.unwrap_or(!persistent && !interactive && (inputs.is_some() || !outputs.is_empty()));
     if persistent && cache {
         return Err(source
             .error(Some(key.span()), format!("task `{name}` is persistent and cached"))
             .with_hint("a server has no result to cache: set `cache = false` or drop `persistent`"));
+    }
+    if interactive && cache {
+        return Err(source
+            .error(Some(key.span()), format!("task `{name}` is interactive and cached"))
+            .with_hint("what is typed into it is not part of its key: set `cache = false` or drop `interactive`"));
     }
     let ready = task_ready(raw, persistent, source)?;
     let retries = task_retries(raw, persistent, source)?;
@@ -119,6 +125,7 @@ fn configured_task(
         timeout: duration(&raw.timeout, source)?,
         cache,
         persistent,
+        interactive,
         ready,
         ready_timeout: duration(&raw.ready_timeout, source)?,
         executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),

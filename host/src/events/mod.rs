@@ -42,6 +42,9 @@ pub enum Event<'a> {
     /// One line of a task's output, with its newline when it had one; a
     /// line longer than [`output::MAX_LINE`] comes in pieces of that size.
     Output { task: &'a str, line: &'a [u8] },
+    /// A persistent task is ready (its readiness rule matched): its
+    /// dependents may start, and it goes on running.
+    Ready { task: &'a str },
     /// A task's key was looked up and not found: it will run.
     CacheMiss { task: &'a str, key: &'a str },
     /// A task's outputs were restored from the cache; `log` is the output

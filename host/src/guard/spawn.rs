@@ -1,6 +1,9 @@
 //! Spawning a task: its own session (so its own process group, with no
 //! controlling terminal), stdin closed, stdout and stderr on one pipe so the
-//! log keeps the order in which lines were written.
+//! log keeps the order in which lines were written. An interactive task
+//! (`interactive = true`) gets a pseudo-terminal instead: its stdin, stdout
+//! and stderr are the pty, which is its controlling terminal, and vx keeps
+//! the other end to read its output and to type into it.
 
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
@@ -25,6 +28,8 @@ pub struct TaskCommand {
     pub env: Vec<(OsString, OsString)>,
     /// Applied between fork and exec, after the process has its group.
     pub confine: Option<Arc<Confinement>>,
+    /// Run on a pseudo-terminal of its own (an interactive task).
+    pub terminal: bool,
 }
 
 /// A running task: its leader, its group and the read end of its output.
@@ -33,7 +38,13 @@ pub struct TaskProcess {
     pub child: tokio::process::Child,
     pub pgid: i32,
     pub output: pipe::Receiver,
+    /// The pty's side vx writes to: what is written is the task's input.
+    /// Only for a task on a terminal.
+    pub input: Option<std::fs::File>,
 }
+
+/// The size of a task's pseudo-terminal: what the TUI's log pane shows.
+const PTY_SIZE: libc::winsize = libc::winsize { ws_row: 30, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0 };
 
 /// Spawns `cmd` in a new session and registers its group.
 pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
@@ -71,6 +82,9 @@ pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Group
 }
 
 fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
+    if cmd.terminal {
+        return spawn_on_terminal(cmd, groups, clear_env);
+    }
     let (reader, writer) = std::io::pipe()?;
     let mut command = tokio::process::Command::from(guarded_command(cmd, clear_env, groups));
     command.stdout(writer.try_clone()?).stderr(writer).kill_on_drop(false);
@@ -84,5 +98,82 @@ fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result
         .ok_or_else(|| std::io::Error::other("child exited before its pid was read"))?;
     groups.register(pgid);
     let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    Ok(TaskProcess { child, pgid, output })
+    Ok(TaskProcess { child, pgid, output, input: None })
+}
+
+/// Like [`spawn`], on a new pseudo-terminal: the child's three standard
+/// streams are its pty, made its controlling terminal once `setsid` has
+/// given it a session of its own (so a shell's job control and a prompt
+/// library's raw mode work, and Ctrl-C typed in the TUI reaches its group
+/// as SIGINT from its terminal driver).
+fn spawn_on_terminal(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
+    let (master, slave) = open_pty()?;
+    let mut std_command = guarded_command(cmd, clear_env, groups);
+    // SAFETY: one ioctl on the child's own stdin, async-signal-safe; runs
+    // after the guarded command's hook, which made the child a session leader.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        std_command.pre_exec(|| {
+            if libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut command = tokio::process::Command::from(std_command);
+    command.stdin(slave.try_clone()?).stdout(slave.try_clone()?).stderr(slave).kill_on_drop(false);
+    let child = command.spawn()?;
+    // As with the pipe: once the command's copies of the pty are dropped,
+    // the child's are the only ones, and reading ends (EIO) when they close.
+    drop(command);
+    let pgid = child
+        .id()
+        .map(|pid| pid as i32)
+        .ok_or_else(|| std::io::Error::other("child exited before its pid was read"))?;
+    groups.register(pgid);
+    let input = std::fs::File::from(master.try_clone()?);
+    nix::fcntl::fcntl(&master, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
+        .map_err(std::io::Error::from)?;
+    let output = pipe::Receiver::from_owned_fd_unchecked(master)?;
+    Ok(TaskProcess { child, pgid, output, input: Some(input) })
+}
+
+/// A new pty pair, both ends close-on-exec from the moment they exist:
+/// another task spawned on another thread meanwhile must not inherit
+/// them, or the pty would stay open after this task ended (`openpty`
+/// cannot say so, hence `posix_openpt`). The size is [`PTY_SIZE`].
+fn open_pty() -> std::io::Result<(OwnedFd, std::fs::File)> {
+    use nix::fcntl::OFlag;
+    use std::os::unix::fs::OpenOptionsExt;
+    let master = nix::pty::posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC)?;
+    nix::pty::grantpt(&master)?;
+    nix::pty::unlockpt(&master)?;
+    let name = nix::pty::ptsname_r(&master)?;
+    // std opens with O_CLOEXEC; O_NOCTTY keeps it from becoming vx's terminal.
+    let slave = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY).open(name)?;
+    // SAFETY: TIOCSWINSZ reads one winsize from the pointer, which outlives the call.
+    if unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&slave), libc::TIOCSWINSZ, &PTY_SIZE) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((OwnedFd::from(master), slave))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+
+    use super::*;
+
+    #[test]
+    fn both_ends_of_a_task_pty_are_closed_on_exec_and_sized() {
+        let (master, slave) = open_pty().unwrap();
+        for fd in [master.as_fd(), slave.as_fd()] {
+            let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFD).unwrap();
+            assert_ne!(flags & libc::FD_CLOEXEC, 0, "a pty end would leak into processes spawned meanwhile");
+        }
+        let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+        // SAFETY: TIOCGWINSZ writes one winsize to the pointer, which outlives the call.
+        assert_eq!(unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&slave), libc::TIOCGWINSZ, &mut size) }, 0);
+        assert_eq!((size.ws_row, size.ws_col), (PTY_SIZE.ws_row, PTY_SIZE.ws_col));
+    }
 }

@@ -64,6 +64,8 @@ pub struct TaskSpec {
     pub pass_env: Vec<String>,
     pub cache: bool,
     pub persistent: bool,
+    /// On a terminal of its own, typed into from `--ui=tui` (never cached).
+    pub interactive: bool,
     /// A group: no command, only `depends-on` (written without `cache`,
     /// which a group may not set).
     pub group: bool,

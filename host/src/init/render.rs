@@ -95,8 +95,13 @@ fn task_text(t: &TaskSpec, out: &mut String) {
     if !t.pass_env.is_empty() {
         out.push_str(&format!("pass-env = {}\n", list(&t.pass_env)));
     }
+    if t.interactive {
+        out.push_str("interactive = true\n");
+    }
     if t.persistent {
         out.push_str("persistent = true\ncache = false\n");
+    } else if t.interactive {
+        out.push_str("cache = false\n");
     } else {
         out.push_str(&format!("cache = {}\n", t.cache));
     }

@@ -102,7 +102,7 @@ pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Resul
             "cache" => task.cache = value.as_bool().unwrap_or(true),
             "persistent" => task.persistent = value.as_bool().unwrap_or(false),
             "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
-            "interactive" => note("vx tasks never read a terminal (stdin is closed)".into()),
+            "interactive" => task.interactive = value.as_bool().unwrap_or(false),
             "description" => {}
             _ => note("no vx equivalent".into()),
         }

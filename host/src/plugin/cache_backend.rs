@@ -85,4 +85,25 @@ impl Backend for PluginBackend {
         let Some(plugin) = self.plugin() else { return Ok(()) };
         plugin.cache_put(key, bytes).map_err(BackendError::new)
     }
+
+    /// Loads the plugin with its errors (a run only warns) and asks it for
+    /// a key no entry has.
+    fn check(&self) -> Result<Vec<String>, BackendError> {
+        let name = &self.name;
+        let Some(settings) = &self.settings else {
+            return Err(BackendError::message(format!(
+                "[cache] remote = \"{name}\", but there is no [plugins.{name}]; add it with `vx plugin add PATH --name {name}`"
+            )));
+        };
+        let plugin = load_configured(&self.root, name, settings).map_err(BackendError::new)?;
+        if plugin.world != World::CacheBackend {
+            return Err(BackendError::message(format!(
+                "[cache] remote names `{name}`, a {} plugin, not a cache backend; name a cache-backend plugin",
+                plugin.world.name()
+            )));
+        }
+        plugin.cache_exists(&[crate::cache::PROBE_KEY.to_string()]).map_err(BackendError::new)?;
+        let shown = settings.path.strip_prefix(&self.root).unwrap_or(&settings.path);
+        Ok(vec![format!("plugin `{name}` ({})", shown.display())])
+    }
 }

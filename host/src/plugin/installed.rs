@@ -40,6 +40,8 @@ pub struct Installed {
     /// From the pin; empty when it is not pinned.
     pub exports: String,
     pub version: String,
+    /// The BLAKE3 hash of the pin, when pinned.
+    pub hash: Option<String>,
     pub requests: Vec<String>,
     /// The grants of `[plugins.NAME]`, as `key=value`.
     pub grants: Vec<String>,
@@ -66,6 +68,7 @@ fn inspect(ws: &Workspace, name: &str, settings: &PluginSettings) -> Result<Inst
         (Some(p), Ok((_, hash))) if p.blake3 == hash.to_hex().as_str() => (PinState::Matches, super::compiled(hash)),
         (Some(_), Ok(_)) => (PinState::Differs, false),
     };
+    let hash = pin.as_ref().map(|p| p.blake3.clone());
     let (exports, version, requests) = pin.map(|p| (p.exports, p.plugin_version, p.requests)).unwrap_or_default();
     Ok(Installed {
         name: name.to_string(),
@@ -74,6 +77,7 @@ fn inspect(ws: &Workspace, name: &str, settings: &PluginSettings) -> Result<Inst
         compiled,
         exports,
         version,
+        hash,
         requests,
         grants: grant_strings(settings),
     })

@@ -164,6 +164,7 @@ impl process::Host for State {
             cwd,
             env,
             confine: None,
+            terminal: false,
         };
         let spawned = {
             let _entered = ctx.runtime.enter();

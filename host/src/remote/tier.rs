@@ -214,6 +214,17 @@ impl Backend for ReapiTier {
         self.upload_entry(key, &bytes).map_err(BackendError::new)
     }
 
+    /// Connects and reads the server's capabilities.
+    fn check(&self) -> Result<Vec<String>, BackendError> {
+        let caps = self.client().map_err(BackendError::new)?.caps;
+        Ok(vec![
+            format!("{} digests", caps.digest.name()),
+            if caps.ac_update { "action cache writable" } else { "action cache read-only" }.to_string(),
+            if caps.exec { "remote execution" } else { "no remote execution" }.to_string(),
+            format!("batches up to {}", crate::report::format_bytes(caps.max_batch as u64)),
+        ])
+    }
+
     /// Reports refused uploads (never silent) and, with `VX_REMOTE_STATS`,
     /// the traffic of the run.
     fn finish(&self) {

@@ -279,7 +279,7 @@ impl Subscriber for Terminal {
                 }
             }
             // Steps' times are for profiles, not the terminal.
-            Event::Planned { .. } | Event::CacheMiss { .. } | Event::Span { .. } => {}
+            Event::Planned { .. } | Event::CacheMiss { .. } | Event::Span { .. } | Event::Ready { .. } => {}
         }
     }
 }

@@ -82,6 +82,8 @@ pub struct Session<'w> {
     ready_rx: mpsc::UnboundedReceiver<usize>,
     ended_tx: mpsc::UnboundedSender<(u64, JobResult)>,
     ended_rx: mpsc::UnboundedReceiver<(u64, JobResult)>,
+    /// Restart requests from the front end (`--ui=tui`), by task id.
+    restarts: Option<mpsc::UnboundedReceiver<String>>,
     /// Warnings from the cache, remote and guard code reach this run's bus.
     _routed: bridge::Routed,
 }
@@ -133,6 +135,7 @@ impl<'w> Session<'w> {
         let (ready_tx, ready_rx) = mpsc::unbounded_channel();
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         let routed = bridge::route(events.clone());
+        let restarts = opts.controls.as_ref().and_then(|c| c.take_restarts());
         let shared = Shared {
             ws,
             graph,
@@ -154,6 +157,7 @@ impl<'w> Session<'w> {
             ready_rx,
             ended_tx,
             ended_rx,
+            restarts,
             _routed: routed,
         }
     }
@@ -245,6 +249,7 @@ impl<'w> Session<'w> {
                     self.server_end(&mut cycle, generation, node, result, manifest);
                 }
                 Some(node) = self.ready_rx.recv() => {
+                    self.shared.events.emit(Event::Ready { task: &self.shared.graph.nodes[node].id.to_string() });
                     cycle.in_slot.remove(&node);
                     if let Some(server) = self.servers.get_mut(&node) {
                         server.ready = true;
@@ -252,6 +257,7 @@ impl<'w> Session<'w> {
                     cycle.walker.release(node);
                 }
                 kind = signals.recv() => self.interrupt(&mut cycle, kind),
+                Some(id) = next_request(&mut self.restarts) => self.restart(&mut cycle, &id).await,
             }
             if !self.keep_servers {
                 self.stop_unneeded_servers(&cycle.walker);
@@ -294,15 +300,47 @@ impl<'w> Session<'w> {
                 self.stop_server(node).await;
             }
             cycle.in_slot.insert(node);
-            if let Some(p) = &job.attempt.persistent {
-                self.generation += 1;
-                let (generation, ended, stop) = (self.generation, self.ended_tx.clone(), p.stop.clone());
-                let handle = tokio::spawn(async move {
-                    let _ = ended.send((generation, job.run().await));
-                });
-                self.servers.insert(node, Server { stop, handle, generation, ready: false });
+            if job.attempt.persistent.is_some() {
+                self.start_server(node, job);
             } else {
                 cycle.running.spawn(job.run());
+            }
+        }
+    }
+
+    /// Starts a persistent task; its end comes back on `ended_rx`, tagged
+    /// with a generation of its own.
+    fn start_server(&mut self, node: usize, job: super::lifecycle::Job) {
+        let Some(p) = &job.attempt.persistent else { return };
+        self.generation += 1;
+        let (generation, ended, stop) = (self.generation, self.ended_tx.clone(), p.stop.clone());
+        let handle = tokio::spawn(async move {
+            let _ = ended.send((generation, job.run().await));
+        });
+        self.servers.insert(node, Server { stop, handle, generation, ready: false });
+    }
+
+    /// The front end asked to restart `id`: a running server is stopped
+    /// with the kill ladder and started again (its dependents, already
+    /// released, stay so); anything else gets a note saying why not.
+    async fn restart(&mut self, cycle: &mut Cycle<'w>, id: &str) {
+        let graph = self.shared.graph;
+        let found = (0..graph.len()).find(|&n| graph.nodes[n].id.to_string() == id);
+        let Some(node) = found.filter(|n| self.servers.contains_key(n)) else {
+            self.shared.events.note(id, "not restarted: only a running persistent task can be");
+            return;
+        };
+        if cycle.interrupted.is_some() {
+            return;
+        }
+        self.shared.events.note(id, "restarting");
+        self.stop_server(node).await;
+        match self.shared.prepare(node) {
+            Ok(job) => self.start_server(node, job),
+            Err(refused) => {
+                let why = refused.to_string();
+                self.shared.events.note(id, &why);
+                cycle.settle(node, TaskResult::not_run(id.to_string(), TaskStatus::Failed(why)), None);
             }
         }
     }
@@ -404,6 +442,15 @@ impl<'w> Session<'w> {
                 server.stop.notify_one();
             }
         }
+    }
+}
+
+/// The next request on `requests`, or never when there is no front end
+/// to ask.
+async fn next_request(requests: &mut Option<mpsc::UnboundedReceiver<String>>) -> Option<String> {
+    match requests {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

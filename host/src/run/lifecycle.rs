@@ -137,6 +137,7 @@ impl Shared<'_> {
             cancelled: self.cancelled.clone(),
             keep_log: true,
             key: None,
+            controls: self.opts.controls.clone(),
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (self.ws.root.clone(), project.dir.clone(), task.clone()));
@@ -211,6 +212,11 @@ impl Job {
             (Some(c), None) => super::task_lock::acquire(&c.root, &a.id).await,
             _ => None,
         };
+        if a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
+            // vx was stopped while this task waited for another process to
+            // finish it: it must not start now, when nothing would stop it.
+            return (a.node, TaskResult::not_run(a.id.clone(), TaskStatus::Cancelled), None);
+        }
         let start = Instant::now();
         let keyed = match &self.cache {
             Some(c) => c.compute_key(a.node, &a.id, &a.events).await,

@@ -6,6 +6,7 @@
 //! |------|------|
 //! | `plan` | selection → task graph |
 //! | `engine` | the walk: slots, `--continue`, signals, persistent servers |
+//! | `controls` | a front end's requests: input to interactive tasks, restarts |
 //! | `lifecycle` | one task: prepare, run, settle, record |
 //! | `task_cache` | a task's key, lookup, restore and store |
 //! | `exec/` | the executor seam: local processes, plugins, REAPI |
@@ -15,6 +16,7 @@
 //! | `task_lock` | one run of a task at a time across vx processes |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
+mod controls;
 mod dry;
 mod engine;
 mod eta;
@@ -31,6 +33,7 @@ mod task_cache;
 mod task_lock;
 mod verify;
 
+pub use controls::Controls;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};

@@ -30,4 +30,7 @@ pub struct RunOptions {
     /// `--verify=inputs`: every task on the local executor is traced, not
     /// confined, and what it touches outside its declarations lands here.
     pub observe: Option<std::sync::Arc<crate::sandbox::Observed>>,
+    /// The front end's requests (the terminal UI's): typing into
+    /// interactive tasks, restarting servers. `None` when nothing asks.
+    pub controls: Option<std::sync::Arc<super::Controls>>,
 }

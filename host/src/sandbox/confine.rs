@@ -35,7 +35,7 @@ pub enum SandboxError {
 }
 
 /// The Landlock ABI this kernel speaks, 0 when it has none.
-fn landlock_abi() -> i32 {
+pub fn landlock_abi() -> i32 {
     // SAFETY: the version query takes no pointer (NULL, size 0).
     let v = unsafe {
         libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32 /* VERSION */)

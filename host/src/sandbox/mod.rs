@@ -19,7 +19,7 @@ mod patch;
 mod policy;
 mod trace;
 
-pub use confine::{Confinement, Observed, SandboxError, spawn_failure};
+pub use confine::{Confinement, Observed, SandboxError, landlock_abi, spawn_failure};
 pub use patch::{Patch, entries, patch, spell};
 pub use policy::{Policy, TaskPaths};
 pub use trace::{Touch, Tracer, Violation};

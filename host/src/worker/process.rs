@@ -77,7 +77,14 @@ fn task_command(ctx: &LeaseContext, command: &re::Command, workdir: &Path) -> Re
     } else {
         program.into()
     };
-    Ok(TaskCommand { program, args: args.map(Into::into).collect(), cwd: workdir.to_path_buf(), env, confine: None })
+    Ok(TaskCommand {
+        program,
+        args: args.map(Into::into).collect(),
+        cwd: workdir.to_path_buf(),
+        env,
+        confine: None,
+        terminal: false,
+    })
 }
 
 /// The action's timeout; none when it sets none or zero.

@@ -12,6 +12,7 @@ pub mod fixtures;
 pub mod process;
 pub mod snapshot;
 pub mod store;
+pub mod tmux;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

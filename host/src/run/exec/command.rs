@@ -35,6 +35,7 @@ pub fn task_command(ws: &Workspace, project: &Project, task: &Task) -> TaskComma
             ("PATH".into(), path),
         ],
         confine: None,
+        terminal: task.interactive,
     }
 }
 

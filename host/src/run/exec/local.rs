@@ -81,6 +81,9 @@ struct Output<'a> {
     line: Vec<u8>,
     log: BoundedLog,
     eof: bool,
+    /// The output is a terminal's: a prompt waits on a line it has not
+    /// ended, so what is read is passed on at once, not held for a newline.
+    partial: bool,
 }
 
 impl Output<'_> {
@@ -104,7 +107,7 @@ impl Output<'_> {
     /// Reads to the end of the pipe.
     async fn drain(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
-            match read_piece(&mut self.reader, &mut self.line).await {
+            match read_piece(&mut self.reader, &mut self.line, self.partial).await {
                 Ok(false) | Err(_) => self.eof = true,
                 Ok(true) => self.emit_next(ready),
             }
@@ -115,7 +118,9 @@ impl Output<'_> {
     /// holds the pipe open without writing.
     async fn drain_orphans(&mut self, ready: &mut Readiness<'_>) {
         while !self.eof {
-            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, read_piece(&mut self.reader, &mut self.line)).await {
+            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, read_piece(&mut self.reader, &mut self.line, self.partial))
+                .await
+            {
                 Ok(Ok(true)) => self.emit_next(ready),
                 Ok(_) => self.eof = true,
                 Err(_) => {
@@ -134,13 +139,18 @@ impl Output<'_> {
 }
 
 /// Reads into `line` up to and including the next newline, or until it
-/// holds `MAX_LINE` bytes (`take_piece`); the caller emits and clears it
-/// before the next call. Returns whether a piece is ready (at the end of
-/// the pipe, an unfinished last line is one); `false` once the pipe is
-/// done.
+/// holds `MAX_LINE` bytes (`take_piece`), or, with `partial`, to the end
+/// of what has arrived; the caller emits and clears it before the next
+/// call. Returns whether a piece is ready (at the end of the pipe, an
+/// unfinished last line is one); `false` once the pipe is done (a pty
+/// whose task closed it reports EIO, which the callers take as the end).
 /// Like `read_until` it is cancel-safe: what it consumed is in `line`, and
 /// the next call goes on from there.
-async fn read_piece<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>) -> std::io::Result<bool> {
+async fn read_piece<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    partial: bool,
+) -> std::io::Result<bool> {
     loop {
         let room = MAX_LINE.saturating_sub(line.len());
         let available = reader.fill_buf().await?;
@@ -151,7 +161,7 @@ async fn read_piece<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>)
         let (n, done) = take_piece(available, room);
         line.extend_from_slice(&available[..n]);
         reader.consume(n);
-        if done {
+        if done || partial {
             return Ok(true);
         }
     }
@@ -199,7 +209,12 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
         line: Vec::new(),
         log: BoundedLog::default(),
         eof: false,
+        partial: a.command.terminal,
     };
+    let controls = a.controls.as_ref().filter(|_| a.command.terminal);
+    if let (Some(controls), Some(input)) = (controls, proc.input.take()) {
+        controls.open_input(&a.id, input);
+    }
     let mut ready = Readiness::new(a.persistent.as_ref(), a.node);
     let mut ending = Ending::default();
     let (exit, usage) = supervise(a, &mut proc.child, pgid, &mut out, &mut ready, &mut ending).await;
@@ -207,6 +222,9 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     stop_leftovers(a, pgid, &mut out, &mut ready, quiet).await;
     stop_escapees(a, pid_before, quiet).await;
     out.drain_orphans(&mut ready).await;
+    if let Some(controls) = controls {
+        controls.close_input(&a.id);
+    }
     a.groups.unregister(pgid);
     let exit_code = exit.as_ref().ok().and_then(std::process::ExitStatus::code);
     let status = super::sandboxed::settle(a, tracer, status(a, exit, &ending, &ready)).await;
@@ -239,7 +257,7 @@ async fn supervise(
     let mut group_gone = false;
     while exit.is_none() || (persistent && !group_gone) {
         tokio::select! {
-            read = read_piece(&mut out.reader, &mut out.line), if !out.eof => match read {
+            read = read_piece(&mut out.reader, &mut out.line, out.partial), if !out.eof => match read {
                 Ok(false) | Err(_) => out.eof = true,
                 Ok(true) => {
                     out.emit();

@@ -70,6 +70,8 @@ pub struct Attempt {
     pub keep_log: bool,
     /// The task's key, when it has one (shown by `--output-logs hash-only`).
     pub key: Option<String>,
+    /// Where an interactive task's terminal is offered for input.
+    pub controls: Option<Arc<crate::run::Controls>>,
 }
 
 /// What an executor reports back.

@@ -65,6 +65,11 @@ fn the_tui_lists_tasks_takes_input_scrolls_restarts_a_server_and_ctrl_c_stops_ev
     term.wait_for("hello, ada");
     term.wait_for("on a terminal");
     term.keys(&["Escape"]);
+    // Esc on a new search shows every task again, the selection kept.
+    term.keys(&["/"]);
+    term.keys(&["Escape"]);
+    term.wait_for("Tasks (3)");
+    term.wait_for("›▶ cli#ask");
 
     // To the server: its log follows the end; a page up shows earlier lines.
     term.keys(&["/"]);

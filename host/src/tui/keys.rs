@@ -38,7 +38,9 @@ fn normal(key: KeyEvent, state: &mut State, controls: &Controls) {
         KeyCode::PageUp | KeyCode::Char('u') => state.scroll = state.scroll.saturating_add(PAGE),
         KeyCode::PageDown | KeyCode::Char('d') => state.scroll = state.scroll.saturating_sub(PAGE),
         KeyCode::Char('/') => {
+            let current = state.current();
             state.search.clear();
+            state.select_row(current);
             state.mode = Mode::Search;
         }
         KeyCode::Char('p') => state.toggle_pin(),
@@ -72,18 +74,23 @@ fn search(key: KeyEvent, state: &mut State) {
     match key.code {
         KeyCode::Enter => state.mode = Mode::Normal,
         KeyCode::Esc => {
+            // The whole list again, with the same task selected.
+            let current = state.current();
             state.search.clear();
             state.mode = Mode::Normal;
+            state.select_row(current);
         }
-        KeyCode::Backspace => {
-            state.search.pop();
+        KeyCode::Backspace | KeyCode::Char(_) => {
+            match key.code {
+                KeyCode::Char(c) => state.search.push(c),
+                _ => drop(state.search.pop()),
+            }
+            // The selection starts again at the top of what now matches.
+            state.selected = 0;
+            state.pinned = None;
         }
-        KeyCode::Char(c) => state.search.push(c),
-        _ => return,
+        _ => {}
     }
-    // The selection starts again at the top of what now matches.
-    state.selected = 0;
-    state.pinned = None;
 }
 
 fn input(key: KeyEvent, state: &mut State, controls: &Controls, task: &str) {

@@ -223,6 +223,16 @@ impl State {
         self.scroll = 0;
     }
 
+    /// Selects `row` where the list now shows it (the pinned task stays
+    /// selected whatever the list shows).
+    pub fn select_row(&mut self, row: Option<usize>) {
+        if self.pinned.is_none()
+            && let Some(place) = row.and_then(|r| self.shown().iter().position(|&i| i == r))
+        {
+            self.selected = place;
+        }
+    }
+
     /// Pins the selected task (the selection follows it as the list
     /// reorders), or unpins it.
     pub fn toggle_pin(&mut self) {

@@ -15,6 +15,7 @@
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
 //! | [`sandbox`] | `sandbox` on a task: the paths its declarations open, confined by Landlock and a network namespace |
+//! | [`dashboard`] | `vx dashboard`: the local web page over history, its JSON API, the live files of runs in progress |
 //! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
 //! | [`cache`]  | the content-hash cache: keys, inputs, the local store, history, and [`cache::Backend`], the interface of every tier |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
@@ -37,6 +38,7 @@ pub mod backends;
 pub mod cache;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod error;
 pub mod events;
 #[doc(hidden)]

@@ -59,18 +59,38 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 const P50_WINDOW: usize = 20;
 
 /// A database made before retries existed has no `attempts` column, one
-/// made before resource use was measured no `cpu_ms` or `peak_rss_bytes`:
-/// add what is missing (every earlier run was one attempt, of unknown use).
+/// made before resource use was measured no `cpu_ms` or `peak_rss_bytes`,
+/// one made before the dashboard none of what a timeline needs (when each
+/// task began, its executor and dependencies; the run's git branch, env
+/// mode and walk time): add what is missing (every earlier run was one
+/// attempt, of unknown use and unknown timing).
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
-    const ADDED: [(&str, &str); 3] =
-        [("attempts", "INTEGER NOT NULL DEFAULT 1"), ("cpu_ms", "INTEGER"), ("peak_rss_bytes", "INTEGER")];
-    for (name, decl) in ADDED {
-        let has: bool = conn.prepare("SELECT 1 FROM pragma_table_info('task_runs') WHERE name = ?1")?.exists([name])?;
+    const ADDED: [(&str, &str, &str); 12] = [
+        ("task_runs", "attempts", "INTEGER NOT NULL DEFAULT 1"),
+        ("task_runs", "cpu_ms", "INTEGER"),
+        ("task_runs", "peak_rss_bytes", "INTEGER"),
+        ("task_runs", "start_ms", "INTEGER"),
+        ("task_runs", "executor", "TEXT"),
+        ("task_runs", "dependencies", "TEXT"),
+        ("task_runs", "reason", "TEXT"),
+        ("invocations", "args", "TEXT"),
+        ("invocations", "git_commit", "TEXT"),
+        ("invocations", "branch", "TEXT"),
+        ("invocations", "env_mode", "TEXT"),
+        ("invocations", "wall_ms", "INTEGER"),
+    ];
+    for (table, name, decl) in ADDED {
+        let has: bool =
+            conn.prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?.exists(params![table, name])?;
         if !has {
-            conn.execute_batch(&format!("ALTER TABLE task_runs ADD COLUMN {name} {decl}"))?;
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {name} {decl}"))?;
         }
     }
-    Ok(())
+    // The dashboard reads a run's tasks, and one task's runs newest first.
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS task_runs_by_invocation ON task_runs(invocation);
+         CREATE INDEX IF NOT EXISTS task_runs_by_task_time ON task_runs(task, invocation);",
+    )
 }
 
 /// How often a task was flaky (succeeded after a failed attempt) among
@@ -126,6 +146,23 @@ pub struct Invocation {
     pub cpu_ms: i64,
     /// The highest peak resident memory among its tasks, when measured.
     pub peak_rss_bytes: Option<i64>,
+    /// What the dashboard needs to draw the run again; `None` (or empty)
+    /// in runs recorded before it was kept.
+    pub detail: InvocationDetail,
+}
+
+/// The rest of an invocation, as the run summary describes it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct InvocationDetail {
+    /// The arguments after `vx`, as typed.
+    pub args: Vec<String>,
+    pub git_commit: Option<String>,
+    /// The git branch, `None` when detached or not a repository.
+    pub branch: Option<String>,
+    pub env_mode: Option<String>,
+    /// The walk's wall time (`ended_ms - started_ms` also counts config
+    /// and planning).
+    pub wall_ms: Option<i64>,
 }
 
 /// One task run to record.
@@ -145,6 +182,12 @@ pub struct TaskRunRecord {
     /// executor measured them.
     pub cpu_ms: Option<i64>,
     pub peak_rss_bytes: Option<i64>,
+    /// When it began, from the run's start; `None` when it never began.
+    pub start_ms: Option<i64>,
+    pub executor: Option<String>,
+    pub dependencies: Vec<String>,
+    /// Why it failed, timed out or was skipped.
+    pub reason: Option<String>,
 }
 
 impl Invocation {
@@ -195,20 +238,34 @@ impl History {
         // another vx is writing.
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let tags = serde_json::to_string(&invocation.tags).expect("tags serialize");
+        let d = &invocation.detail;
+        let args = serde_json::to_string(&d.args).expect("args serialize");
         tx.execute(
-            "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![invocation.command, invocation.cwd, tags, invocation.started_ms, invocation.ended_ms, invocation.exit_code],
-        )
-        ?;
+            "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code, args, git_commit, branch, env_mode, wall_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                invocation.command,
+                invocation.cwd,
+                tags,
+                invocation.started_ms,
+                invocation.ended_ms,
+                invocation.exit_code,
+                args,
+                d.git_commit,
+                d.branch,
+                d.env_mode,
+                d.wall_ms
+            ],
+        )?;
         let id = tx.last_insert_rowid();
         {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts, cpu_ms, peak_rss_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )
-                ?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts, cpu_ms,
+                                            peak_rss_bytes, start_ms, executor, dependencies, reason)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            )?;
             for r in runs {
+                let dependencies = serde_json::to_string(&r.dependencies).expect("ids serialize");
                 insert.execute(params![
                     id,
                     r.task,
@@ -219,7 +276,11 @@ impl History {
                     r.exit_code,
                     r.attempts,
                     r.cpu_ms,
-                    r.peak_rss_bytes
+                    r.peak_rss_bytes,
+                    r.start_ms,
+                    r.executor,
+                    dependencies,
+                    r.reason
                 ])?;
             }
             // A fully cached run keys every task as before: write only the
@@ -306,16 +367,32 @@ impl History {
 
     /// The most recent invocations, newest first.
     pub fn recent(&self, limit: usize) -> Result<Vec<Invocation>, HistoryError> {
-        let mut stmt = self.conn.prepare(
+        self.invocations("1", &[], limit)
+    }
+
+    /// Invocations matching `filter` (an SQL condition on `i`, the
+    /// invocation, with `?2`… bound to `values`), newest first.
+    pub fn invocations(
+        &self,
+        filter: &str,
+        values: &[&dyn rusqlite::ToSql],
+        limit: usize,
+    ) -> Result<Vec<Invocation>, HistoryError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT i.id, i.command, i.cwd, i.tags, i.started_ms, i.ended_ms, i.exit_code,
                         (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.status != 'skipped'),
                         (SELECT COUNT(*) FROM task_runs t WHERE t.invocation = i.id AND t.cache IN ('local', 'remote')),
                         (SELECT COALESCE(SUM(cpu_ms), 0) FROM task_runs t WHERE t.invocation = i.id),
-                        (SELECT MAX(peak_rss_bytes) FROM task_runs t WHERE t.invocation = i.id)
-                 FROM invocations i ORDER BY i.id DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map(params![limit as i64], |row| {
+                        (SELECT MAX(peak_rss_bytes) FROM task_runs t WHERE t.invocation = i.id),
+                        i.args, i.git_commit, i.branch, i.env_mode, i.wall_ms
+                 FROM invocations i WHERE {filter} ORDER BY i.id DESC LIMIT ?1"
+        ))?;
+        let limit = limit as i64;
+        let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&limit];
+        bound.extend_from_slice(values);
+        let rows = stmt.query_map(bound.as_slice(), |row| {
             let tags: String = row.get(3)?;
+            let args: Option<String> = row.get(11)?;
             Ok(Invocation {
                 id: row.get(0)?,
                 command: row.get(1)?,
@@ -328,9 +405,21 @@ impl History {
                 cached: row.get(8)?,
                 cpu_ms: row.get(9)?,
                 peak_rss_bytes: row.get(10)?,
+                detail: InvocationDetail {
+                    args: args.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
+                    git_commit: row.get(12)?,
+                    branch: row.get(13)?,
+                    env_mode: row.get(14)?,
+                    wall_ms: row.get(15)?,
+                },
             })
         })?;
         rows.collect::<Result<Vec<_>, _>>().map_err(HistoryError::from)
+    }
+
+    /// The database, for the dashboard's reads (`crate::dashboard`).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     /// The key and manifest of a task's latest recorded run.
@@ -382,6 +471,7 @@ mod tests {
             cached: 0,
             cpu_ms: 0,
             peak_rss_bytes: None,
+            detail: InvocationDetail::default(),
         };
         for ms in [10, 30, 20] {
             let run = TaskRunRecord {
@@ -394,6 +484,10 @@ mod tests {
                 attempts: 1,
                 cpu_ms: Some(7),
                 peak_rss_bytes: Some(1 << 20),
+                start_ms: Some(0),
+                executor: Some("local".into()),
+                dependencies: vec![],
+                reason: None,
             };
             let hit = TaskRunRecord {
                 cache: "local",
@@ -424,6 +518,10 @@ mod tests {
             attempts: 2,
             cpu_ms: None,
             peak_rss_bytes: None,
+            start_ms: None,
+            executor: None,
+            dependencies: vec![],
+            reason: None,
         };
         let failed = TaskRunRecord { status: "failed", attempts: 3, exit_code: Some(1), ..flaky.clone() };
         let id = h.record(&inv, std::slice::from_ref(&flaky), &[]).unwrap();
@@ -449,9 +547,18 @@ mod tests {
             ",\n    attempts INTEGER NOT NULL DEFAULT 1,\n    cpu_ms INTEGER,\n    peak_rss_bytes INTEGER",
             "",
         );
-        assert_ne!(old, SCHEMA);
         Connection::open(&path).unwrap().execute_batch(&old).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code) VALUES ('vx run a', '/w', '[]', 1, 5, 0)",
+                [],
+            )
+            .unwrap();
+        assert_ne!(old, SCHEMA);
         let mut h = History::open(&path).unwrap();
+        let before = h.recent(1).unwrap().remove(0);
+        assert_eq!((before.command.as_str(), &before.detail), ("vx run a", &InvocationDetail::default()));
         let inv = Invocation {
             id: 0,
             command: "vx run test".into(),
@@ -464,6 +571,7 @@ mod tests {
             cached: 0,
             cpu_ms: 0,
             peak_rss_bytes: None,
+            detail: InvocationDetail::default(),
         };
         let run = TaskRunRecord {
             task: "a#test".into(),
@@ -475,6 +583,10 @@ mod tests {
             attempts: 2,
             cpu_ms: None,
             peak_rss_bytes: None,
+            start_ms: None,
+            executor: None,
+            dependencies: vec![],
+            reason: None,
         };
         h.record(&inv, &[run], &[]).unwrap();
         assert_eq!(h.flakiness("a#test"), Flakiness { executions: 1, flaky: 1 });

@@ -5,6 +5,7 @@ mod args;
 mod cache_cmd;
 mod choice;
 mod completions;
+mod dashboard;
 mod exec_args;
 mod history;
 mod info;
@@ -65,6 +66,7 @@ enum Commands {
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     Worker(worker::WorkerArgs),
+    Dashboard(dashboard::DashboardArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {
@@ -120,6 +122,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Completions(a) => completions::cmd_completions(a),
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Worker(a) => worker::cmd_worker(a),
+        Commands::Dashboard(a) => dashboard::cmd_dashboard(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }

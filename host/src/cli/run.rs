@@ -182,7 +182,22 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
     let caller = super::last::caller_dir(cwd);
-    let recorder = HistoryRecorder::new(&state_dir(&ws).join("history.db"), argv, &caller, &tags, started);
+    // What history, the summary document, the html report and the
+    // dashboard's live view describe besides the results. HEAD is read
+    // from git's files, so every run can afford it.
+    let head = crate::graph::read_head(&ws.root);
+    let info = RunInfo {
+        args: argv.to_vec(),
+        cwd: caller.clone(),
+        tags: tags.clone(),
+        env_mode: ws.env_mode.as_str(),
+        git_commit: head.commit,
+        branch: head.branch,
+        started,
+        origin,
+        tasks: crate::run::planned_tasks(&ws, &graph, prepared.opts.executor.as_deref()),
+    };
+    let recorder = HistoryRecorder::new(&state_dir(&ws).join("history.db"), &info);
     // A bare `--summarize` / `--profile` is an empty path: the default file.
     let run_path = |given: &std::ffi::OsString, suffix| RunPath {
         given: (!given.is_empty()).then(|| cwd.join(given)),
@@ -191,24 +206,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         invocation: recorder.recorded_id(),
         started,
     };
-    // What the summary document describes besides the results (the html
-    // report draws the same document).
-    let info = (args.summarize.is_some() || reporter.is_some()).then(|| RunInfo {
-        args: argv.to_vec(),
-        cwd: caller.clone(),
-        tags: tags.clone(),
-        env_mode: ws.env_mode.as_str(),
-        git_commit: crate::graph::read_head(&ws.root).commit,
-        started,
-        origin,
-        tasks: crate::run::planned_tasks(&ws, &graph, prepared.opts.executor.as_deref()),
-    });
     let invocation = recorder.recorded_id();
-    let summary_file = args
-        .summarize
-        .as_ref()
-        .zip(info.clone())
-        .map(|(given, info)| Arc::new(RunFile::new(info, run_path(given, ".json"))));
+    let summary_file =
+        args.summarize.as_ref().map(|given| Arc::new(RunFile::new(info.clone(), run_path(given, ".json"))));
     let profile = args.profile.as_ref().map(|given| {
         let own =
             vec![("config", origin, configured), ("graph", configured, planned), ("setup", planned, Instant::now())];
@@ -217,6 +217,12 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     subscribers.push(Arc::new(recorder));
     if prepared.opts.github {
         subscribers.push(Arc::new(GithubOutput { argv: argv.to_vec() }));
+    }
+    // One read of `.vx/dashboard.json`: a run writes its live file only
+    // while a dashboard is up to show it.
+    if crate::dashboard::live_dashboard(&state_dir(&ws)).is_some() {
+        let live = crate::dashboard::LiveFile::start(info.clone(), &crate::dashboard::live_dir(&state_dir(&ws)));
+        subscribers.push(Arc::new(live));
     }
     subscribers.extend(summary_file.clone().map(|s| s as Arc<dyn Subscriber>));
     subscribers.extend(profile.clone().map(|s| s as Arc<dyn Subscriber>));
@@ -249,9 +255,8 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
-        let info = info.as_ref().expect("a run with a reporter has its info");
         let id = invocation.get().copied();
-        if let Err(e) = reporter.write(&outcome.summary, info, id, outcome.exit_code(), file.as_deref()) {
+        if let Err(e) = reporter.write(&outcome.summary, &info, id, outcome.exit_code(), file.as_deref()) {
             // The run is over: its own failure decides the exit code first.
             eprintln!("vx: error: {e}");
             return Ok(if code == 0 { e.exit_code() } else { code });

@@ -77,7 +77,8 @@ pub fn signal_pid(pid: i32, signal: Signal) {
     }
 }
 
-fn pid_alive(pid: i32) -> bool {
+/// Whether `pid` is a live process (it exists and is not a zombie).
+pub fn pid_alive(pid: i32) -> bool {
     super::procfs::read_proc(pid).is_some_and(|p| p.state != 'Z')
 }
 

@@ -24,7 +24,7 @@ mod watchdog;
 
 pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
-pub use ladder::{grace_period, group_alive, hurry, signal_group, stop_group, stop_pids};
+pub use ladder::{grace_period, group_alive, hurry, pid_alive, signal_group, stop_group, stop_pids};
 pub use link::{GuardLink, RUN_ID_VAR};
 pub use probe::{Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, last_pid};

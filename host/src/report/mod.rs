@@ -19,7 +19,10 @@ mod terminal;
 pub use github::{GithubOutput, github_actions, github_annotations, github_step_summary};
 pub use profile::{Profile, Step};
 pub use progress::StatusLine;
-pub use run_file::{PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, document as run_document};
+pub use run_file::{
+    PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, cache as cache_word,
+    document as run_document, write_file,
+};
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};
 pub use summary::{flaky_text, format_bytes, format_duration};

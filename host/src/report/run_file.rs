@@ -26,6 +26,8 @@ pub struct RunInfo {
     pub env_mode: &'static str,
     /// `HEAD` of the workspace's git repository, when it is one.
     pub git_commit: Option<String>,
+    /// The branch HEAD names, `None` when detached or not a repository.
+    pub branch: Option<String>,
     pub started: SystemTime,
     /// The same moment on the monotonic clock: tasks' `start_ms` count from it.
     pub origin: Instant,
@@ -122,6 +124,7 @@ pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, e
             "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
             "env_mode": info.env_mode,
             "git_commit": info.git_commit,
+            "branch": info.branch,
             "started_unix_ms": crate::run::unix_ms(info.started),
             "wall_ms": summary.wall.as_millis() as u64,
             "exit_code": exit_code,
@@ -199,6 +202,7 @@ mod tests {
             tags: vec![("ci".into(), "1".into())],
             env_mode: "strict",
             git_commit: None,
+            branch: None,
             started: SystemTime::UNIX_EPOCH + Duration::from_secs(10),
             origin,
             tasks: vec![PlannedTask {

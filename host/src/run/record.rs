@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use crate::cache::{History, Invocation, KeyManifest, TaskRunRecord};
-use crate::events::{CacheOutcome, Event, RunSummary, Subscriber};
+use crate::cache::{History, Invocation, InvocationDetail, KeyManifest, TaskRunRecord};
+use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskStatus};
+use crate::report::{PlannedTask, RunInfo};
 
 /// Quotes one word for a POSIX shell: as is when it holds only safe
 /// characters, else in single quotes.
@@ -31,28 +32,41 @@ pub fn unix_ms(t: SystemTime) -> i64 {
 pub struct HistoryRecorder {
     db: PathBuf,
     invocation: Invocation,
+    /// The run's start on the monotonic clock, and its plan: each task's
+    /// executor and dependencies, so a recorded run can be drawn again.
+    origin: std::time::Instant,
+    planned: std::collections::HashMap<String, PlannedTask>,
     /// The recorded invocation's id, for the subscribers after this one
     /// (`--summarize` names its file with it).
     recorded: Arc<OnceLock<i64>>,
 }
 
 impl HistoryRecorder {
-    /// `args` as typed, run in `cwd`, with `tags`, started at `started`.
-    pub fn new(db: &Path, args: &[String], cwd: &Path, tags: &[(String, String)], started: SystemTime) -> Self {
+    /// The run `info` describes (its arguments as typed, the caller's
+    /// directory, tags, start and plan).
+    pub fn new(db: &Path, info: &RunInfo) -> Self {
         let invocation = Invocation {
             id: 0,
-            command: command_line(args),
-            cwd: cwd.to_string_lossy().into_owned(),
-            tags: tags.to_vec(),
-            started_ms: unix_ms(started),
+            command: command_line(&info.args),
+            cwd: info.cwd.to_string_lossy().into_owned(),
+            tags: info.tags.clone(),
+            started_ms: unix_ms(info.started),
             ended_ms: 0,
             exit_code: 0,
             tasks: 0,
             cached: 0,
             cpu_ms: 0,
             peak_rss_bytes: None,
+            detail: InvocationDetail {
+                args: info.args.clone(),
+                git_commit: info.git_commit.clone(),
+                branch: info.branch.clone(),
+                env_mode: Some(info.env_mode.to_string()),
+                wall_ms: None,
+            },
         };
-        HistoryRecorder { db: db.to_path_buf(), invocation, recorded: Arc::default() }
+        let planned = info.tasks.iter().map(|t| (t.id.clone(), t.clone())).collect();
+        HistoryRecorder { db: db.to_path_buf(), invocation, origin: info.origin, planned, recorded: Arc::default() }
     }
 
     /// Where the invocation's id appears once it is recorded.
@@ -64,9 +78,14 @@ impl HistoryRecorder {
         let invocation = Invocation {
             ended_ms: unix_ms(SystemTime::now()),
             exit_code: i32::from(exit_code),
+            detail: InvocationDetail {
+                wall_ms: Some(summary.wall.as_millis() as i64),
+                ..self.invocation.detail.clone()
+            },
             ..self.invocation.clone()
         };
-        let runs: Vec<TaskRunRecord> = summary.results.iter().map(run_record).collect();
+        let runs: Vec<TaskRunRecord> =
+            summary.results.iter().map(|r| run_record(r, self.origin, self.planned.get(&r.id))).collect();
         match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests)) {
             Ok(id) => {
                 let _ = self.recorded.set(id);
@@ -84,7 +103,11 @@ impl Subscriber for HistoryRecorder {
     }
 }
 
-fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
+fn run_record(
+    r: &crate::events::TaskResult,
+    origin: std::time::Instant,
+    planned: Option<&PlannedTask>,
+) -> TaskRunRecord {
     TaskRunRecord {
         task: r.id.clone(),
         key: r.key.clone(),
@@ -101,6 +124,14 @@ fn run_record(r: &crate::events::TaskResult) -> TaskRunRecord {
         attempts: r.attempts,
         cpu_ms: r.usage.map(|u| u.cpu.as_millis() as i64),
         peak_rss_bytes: r.usage.map(|u| u.peak_rss_bytes.min(i64::MAX as u64) as i64),
+        start_ms: r.started.map(|s| s.saturating_duration_since(origin).as_millis() as i64),
+        executor: planned.map(|p| p.executor.clone()),
+        dependencies: planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
+        reason: match &r.status {
+            TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
+            TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
+            TaskStatus::Succeeded | TaskStatus::Cancelled => None,
+        },
     }
 }
 

@@ -1,7 +1,10 @@
 // One run, drawn from its summary document (docs/schema/run-summary.v1.json):
 // the counts, a timeline with one lane per slot (hits light, the critical
 // path outlined), the task table, and the detail of the task clicked.
-// Shared by the HTML report (`vx run --report html`) and the dashboard.
+// Shared by the HTML report (`vx run --report html`) and the dashboard,
+// which also asks for the task graph and adds a task's history to its
+// detail (`opts`). A run in progress (the dashboard's live view) has tasks
+// with status `running` and `pending`.
 "use strict";
 
 (function (global) {
@@ -103,13 +106,67 @@
     return el("div", {}, el("div", { class: "timeline" }, svg), legend);
   }
 
+  function statusClass(status) {
+    if (status === "ok") return "good";
+    if (status === "running") return "live";
+    if (status === "skipped" || status === "pending") return "warn";
+    return "bad";
+  }
+
+  // The task graph in layers: each task one column right of its deepest
+  // dependency, edges from a dependency to its dependents.
+  function graph(doc, onPick) {
+    const byId = new Map(doc.tasks.map((t) => [t.id, t]));
+    const depth = new Map();
+    const depthOf = (id, seen) => {
+      if (depth.has(id)) return depth.get(id);
+      if (seen.has(id)) return 0;
+      seen.add(id);
+      const deps = (byId.get(id).dependencies || []).filter((d) => byId.has(d));
+      const d = deps.length ? 1 + Math.max(...deps.map((x) => depthOf(x, seen))) : 0;
+      depth.set(id, d);
+      return d;
+    };
+    const layers = [];
+    for (const t of doc.tasks) {
+      const d = depthOf(t.id, new Set());
+      (layers[d] = layers[d] || []).push(t);
+    }
+    const colWidth = 190, rowHeight = 30, nodeWidth = 160, nodeHeight = 20;
+    const rows = Math.max(1, ...layers.map((l) => (l ? l.length : 0)));
+    const svg = el("svg:svg", { width: Math.max(1, layers.length) * colWidth + 10, height: rows * rowHeight + 10, role: "img", "aria-label": "task graph" });
+    const at = new Map();
+    layers.forEach((layer, col) => (layer || []).sort((a, b) => (a.id < b.id ? -1 : 1)).forEach((t, row) => {
+      at.set(t.id, { x: 6 + col * colWidth, y: 6 + row * rowHeight });
+    }));
+    for (const t of doc.tasks) {
+      const to = at.get(t.id);
+      for (const d of t.dependencies || []) {
+        const from = at.get(d);
+        if (!from) continue;
+        const x1 = from.x + nodeWidth, y1 = from.y + nodeHeight / 2, x2 = to.x, y2 = to.y + nodeHeight / 2;
+        const mid = (x1 + x2) / 2;
+        svg.append(el("svg:path", { d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, class: "edge" }));
+      }
+    }
+    for (const t of doc.tasks) {
+      const { x, y } = at.get(t.id);
+      const node = el("svg:g", { class: "node", "data-task": t.id, onclick: () => onPick(t.id) });
+      node.append(el("svg:rect", { x, y, width: nodeWidth, height: nodeHeight, rx: 4, class: ["bar", t.status, t.cache].join(" ") }));
+      node.append(el("svg:text", { x: x + 6, y: y + 14 }, t.id.length > 22 ? t.id.slice(0, 21) + "…" : t.id));
+      node.append(el("svg:title", {}, `${t.id}: ${t.status}, ${t.cache}`));
+      svg.append(node);
+    }
+    return el("div", { class: "timeline graph" }, svg);
+  }
+
   function table(doc, onPick) {
     const body = el("tbody");
     const rows = [...doc.tasks].sort((a, b) => (a.start_ms ?? Infinity) - (b.start_ms ?? Infinity) || (a.id < b.id ? -1 : 1));
     for (const t of rows) {
       body.append(el("tr", { class: "task", "data-task": t.id, onclick: () => onPick(t.id) },
         el("td", { class: "mono" }, t.id),
-        el("td", { class: t.status === "ok" ? "good" : t.status === "skipped" ? "warn" : "bad" }, t.flaky ? "ok (flaky)" : t.status),
+        el("td", { class: statusClass(t.status) }, t.flaky ? "ok (flaky)" : t.status),
         el("td", {}, t.cache),
         el("td", { class: "num" }, duration(t.duration_ms)),
         el("td", { class: "num" }, duration(t.cpu_ms)),
@@ -133,28 +190,37 @@
         ...row("exit code", t.exit_code), ...row("depends on", t.dependencies.join(", ") || "nothing")));
   }
 
-  // Draws `doc` into `root`, replacing what was there.
-  function renderRun(doc, root) {
+  // Draws `doc` into `root`, replacing what was there; returns `pick`,
+  // which opens a task's detail as a click does. `opts.graph` adds the
+  // task graph, `opts.onPick(id, pane)` is called after a task opens.
+  function renderRun(doc, root, opts) {
+    opts = opts || {};
     const inv = doc.invocation, totals = doc.totals;
     const pane = el("div", { id: "detail" });
     const pick = (id) => {
       pane.replaceChildren(detail(doc, id));
       for (const node of root.querySelectorAll("[data-task]")) node.classList.toggle("selected", node.dataset.task === id);
+      if (opts.onPick) opts.onPick(id, pane);
     };
     pane.append(detail(doc, null));
     root.replaceChildren(
       el("h1", { class: "mono" }, inv.command),
       el("p", { class: "counts" },
-        el("span", { class: inv.exit_code === 0 ? "good" : "bad" }, "exit " + inv.exit_code),
+        inv.exit_code === null ? el("span", { class: "live" }, "running") :
+          el("span", { class: inv.exit_code === 0 ? "good" : "bad" }, "exit " + inv.exit_code),
         el("span", {}, `${totals.tasks} tasks`), el("span", {}, `${totals.succeeded} succeeded`),
         el("span", { class: totals.failed ? "bad" : "" }, `${totals.failed} failed`),
         el("span", {}, `${totals.skipped} skipped`), el("span", {}, `${totals.cached} cached`),
         el("span", { class: totals.flaky ? "warn" : "" }, `${totals.flaky} flaky`),
         el("span", {}, "wall " + duration(inv.wall_ms)), el("span", {}, "cpu " + duration(totals.cpu_ms)),
         el("span", { class: "muted" }, new Date(inv.started_unix_ms).toISOString()),
+        el("span", { class: "muted mono" }, inv.branch || ""),
         el("span", { class: "muted mono" }, inv.git_commit ? inv.git_commit.slice(0, 10) : "")),
-      el("h2", {}, "Timeline"), timeline(doc, pick), pane, el("h2", {}, "Tasks"), table(doc, pick));
+      el("h2", {}, "Timeline"), timeline(doc, pick), pane,
+      ...(opts.graph ? [el("h2", {}, "Task graph"), graph(doc, pick)] : []),
+      el("h2", {}, "Tasks"), table(doc, pick));
+    return { pick };
   }
 
-  global.vx = Object.assign(global.vx || {}, { renderRun, duration, bytes, el, criticalPath, lanes });
+  global.vx = Object.assign(global.vx || {}, { renderRun, duration, bytes, el, criticalPath, lanes, graph });
 })(window);

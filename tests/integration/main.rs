@@ -14,6 +14,7 @@ mod concurrency;
 mod config_errors;
 mod crash;
 mod cycles;
+mod dashboard;
 mod depends_on;
 mod env_modes;
 mod everyday;

@@ -58,6 +58,7 @@ enum Commands {
     Last(last::LastArgs),
     Lock(lock::LockArgs),
     History(history::HistoryArgs),
+    Dashboard(dashboard::DashboardArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
     Info(info::InfoArgs),
@@ -66,7 +67,6 @@ enum Commands {
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     Worker(worker::WorkerArgs),
-    Dashboard(dashboard::DashboardArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {

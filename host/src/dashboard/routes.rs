@@ -138,8 +138,9 @@ impl App {
 /// no filter.
 pub fn parse_filter(query: &str) -> Result<RunFilter, String> {
     let mut filter = RunFilter { limit: 50, ..RunFilter::default() };
+    const KNOWN: [&str; 6] = ["command", "tag", "branch", "outcome", "limit", "before"];
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-        if value.is_empty() {
+        if value.is_empty() && KNOWN.contains(&&*key) {
             continue;
         }
         let value = value.into_owned();

@@ -1,5 +1,6 @@
 //! A real headless browser (Debian's `chromium`, which `scripts/test`
-//! installs) for the pages vx writes: the DOM after the page's scripts ran.
+//! installs) for the pages vx writes or serves: the DOM after the page's
+//! scripts ran, and a screenshot with a test of whether anything is drawn.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,4 +35,62 @@ fn run(url: &str, extra: &[&str]) -> String {
 /// The DOM of the page at `file` once its scripts ran.
 pub fn dump_dom(file: &Path) -> String {
     run(&format!("file://{}", file.display()), &["--dump-dom"])
+}
+
+/// The DOM of the page at `url` (an `http://` page of `vx dashboard`)
+/// once its scripts ran and its requests were answered, without the text
+/// of its `<script>` elements: what was drawn, not the code that can draw
+/// it (a page whose script spells a label must not pass for showing it).
+pub fn dump_dom_url(url: &str) -> String {
+    let dom = run(url, &["--dump-dom"]);
+    let mut drawn = String::with_capacity(dom.len());
+    let mut rest = dom.as_str();
+    while let Some(start) = rest.find("<script") {
+        drawn.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("</script>") else { break };
+        rest = &rest[start + end + "</script>".len()..];
+    }
+    drawn.push_str(rest);
+    drawn
+}
+
+/// A 1280×900 screenshot of the page at `url`, as PNG bytes.
+pub fn screenshot(url: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("a screenshot dir");
+    let file = dir.path().join("shot.png");
+    run(url, &[&format!("--screenshot={}", file.display()), "--window-size=1280,900"]);
+    std::fs::read(&file).unwrap_or_else(|e| panic!("chromium wrote no screenshot of {url}: {e}"))
+}
+
+/// What a screenshot shows: how many distinct colours, and the share of
+/// its pixels that differ from the most common one (the background).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drawn {
+    pub colours: usize,
+    pub ink: f64,
+}
+
+impl Drawn {
+    /// Enough is drawn for a page with text, tables and a chart: a blank
+    /// page (or one with a line of text) is not.
+    pub fn is_a_page(&self) -> bool {
+        self.colours >= 16 && self.ink >= 0.02
+    }
+}
+
+/// Decodes a PNG and measures what is drawn on it.
+pub fn drawn(png_bytes: &[u8]) -> Drawn {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a PNG size that fits in memory")];
+    let frame = reader.next_frame(&mut buf).expect("a PNG frame");
+    let channels = frame.color_type.samples();
+    let mut counts: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+    for pixel in buf[..frame.buffer_size()].chunks_exact(channels) {
+        *counts.entry(&pixel[..channels.min(3)]).or_default() += 1;
+    }
+    let total: usize = counts.values().sum();
+    let background = counts.values().copied().max().unwrap_or(0);
+    Drawn { colours: counts.len(), ink: (total - background) as f64 / total.max(1) as f64 }
 }

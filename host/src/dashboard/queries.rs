@@ -137,37 +137,39 @@ pub fn stats(history: &History) -> Result<Value, HistoryError> {
         params![STATS_WINDOW],
         |r| r.get(0),
     )?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.task, t.status, t.cache, t.duration_ms, i.started_ms / 86400000
-         FROM task_runs t JOIN invocations i ON i.id = t.invocation WHERE t.invocation >= ?1",
-    )?;
+    // Counting is SQLite's: only the executions' durations (for the
+    // p50s) come out row by row. Each query reads the window's range of
+    // `task_runs_by_invocation`: left to itself, SQLite would rather scan
+    // all history through `task_runs_by_task_time` to group without a sort.
     let mut durations: HashMap<String, Vec<i64>> = HashMap::new();
-    let mut lookups: HashMap<String, (i64, i64)> = HashMap::new();
-    let mut hits_by_day: HashMap<(i64, String), i64> = HashMap::new();
-    let mut runs = stmt.query(params![first])?;
-    while let Some(r) = runs.next()? {
-        let task: String = r.get(0)?;
-        let (status, cache): (String, String) = (r.get(1)?, r.get(2)?);
-        let hit = matches!(cache.as_str(), "local" | "remote");
-        if status == "ok" && matches!(cache.as_str(), "miss" | "uncached") {
-            durations.entry(task.clone()).or_default().push(r.get(3)?);
-        }
-        if hit || cache == "miss" {
-            let counted = lookups.entry(task.clone()).or_default();
-            counted.0 += i64::from(cache == "miss");
-            counted.1 += 1;
-        }
-        if hit {
-            *hits_by_day.entry((r.get(4)?, task)).or_default() += 1;
-        }
+    let mut stmt = conn.prepare_cached(
+        "SELECT task, duration_ms FROM task_runs INDEXED BY task_runs_by_invocation
+         WHERE invocation >= ?1 AND status = 'ok' AND cache IN ('miss', 'uncached')",
+    )?;
+    let mut rows = stmt.query(params![first])?;
+    while let Some(r) = rows.next()? {
+        durations.entry(r.get(0)?).or_default().push(r.get(1)?);
     }
+    let mut stmt = conn.prepare_cached(
+        "SELECT task, COUNT(*) FILTER (WHERE cache = 'miss'), COUNT(*) FROM task_runs INDEXED BY task_runs_by_invocation
+         WHERE invocation >= ?1 AND cache IN ('miss', 'local', 'remote') GROUP BY task",
+    )?;
+    let lookups: HashMap<String, (i64, i64)> =
+        stmt.query_map(params![first], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.started_ms / 86400000 AS day, t.task, COUNT(*) FROM task_runs t INDEXED BY task_runs_by_invocation
+         JOIN invocations i ON i.id = t.invocation
+         WHERE t.invocation >= ?1 AND t.cache IN ('local', 'remote') GROUP BY day, t.task",
+    )?;
+    let hits_by_day: Vec<(i64, String, i64)> =
+        stmt.query_map(params![first], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
     let p50s: HashMap<String, i64> = durations.into_iter().filter_map(|(t, d)| Some((t, p50(d)?))).collect();
     let mut slowest: Vec<(&String, &i64)> = p50s.iter().collect();
     slowest.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mut missed: Vec<(&String, &(i64, i64))> = lookups.iter().filter(|(_, (m, _))| *m > 0).collect();
     missed.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
     let mut saved: HashMap<i64, (i64, i64)> = HashMap::new();
-    for ((day, task), hits) in hits_by_day {
+    for (day, task, hits) in hits_by_day {
         let entry = saved.entry(day).or_default();
         entry.0 += hits * p50s.get(&task).copied().unwrap_or(0);
         entry.1 += hits;

@@ -81,7 +81,9 @@
     for (let i = 0; i <= 4; i++) {
       const x = scale((span * i) / 4);
       svg.append(el("svg:line", { x1: x, x2: x, y1: 12, y2: top + count * laneHeight, class: "axis" }));
-      svg.append(el("svg:text", { x: x + 2, y: 10 }, duration(Math.round((span * i) / 4))));
+      // The last label ends at its line, inside the drawing.
+      const last = i === 4;
+      svg.append(el("svg:text", { x: last ? x - 2 : x + 2, y: 10, "text-anchor": last ? "end" : null }, duration(Math.round((span * i) / 4))));
     }
     for (let lane = 0; lane < count; lane++) {
       svg.append(el("svg:text", { x: 4, y: top + lane * laneHeight + 15, class: "lane-label" }, "slot " + (lane + 1)));

@@ -1,7 +1,8 @@
 //! `vx dashboard`: its JSON API over the history of real runs (filters,
 //! documents valid against the summary schema, 4xx on bad input, an old
 //! database), the page in a real headless browser (the runs, a bar per
-//! task, a task opened with its history, a screenshot that is not blank),
+//! task, a real click on a bar opening the task with its history, a
+//! screenshot that is not blank),
 //! a run shown live while it waits on a file the test controls, and
 //! stopping on SIGINT. The port is whatever free one the dashboard printed.
 
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 use crate::common::TestEnv;
 use crate::common::browser::{drawn, dump_dom_url, screenshot};
+use crate::common::devtools::Browser;
 use crate::common::process::{Running, poll};
 
 /// `lib#build` ← `app#build` (cached), and `bad#test`, which fails; in a
@@ -226,7 +228,8 @@ fn the_page_shows_the_runs_a_bar_per_task_and_a_task_opened() {
     assert!(run.contains(r#"aria-label="task graph""#) && run.contains(r#"class="edge""#), "the task graph\n{run}");
     assert!(run.contains(r#"<div id="detail"><p class="muted">Click a task"#), "no task open yet\n{run}");
 
-    // The route a click on a bar sets opens the task, as the click does.
+    // The route a click on a bar sets opens the task, as the click does
+    // (`a_click_on_a_timeline_bar_opens_the_task_with_its_history`).
     let opened = dump_dom_url(&format!("{}#/run/1/task/app%23build", d.url));
     assert!(opened.contains("<h2>app#build</h2>"), "the task's detail\n{opened}");
     assert!(!opened.contains("Click a task"), "{opened}");
@@ -236,6 +239,22 @@ fn the_page_shows_the_runs_a_bar_per_task_and_a_task_opened() {
     let stats = dump_dom_url(&format!("{}#/stats", d.url));
     assert!(stats.contains("<h2>Slowest tasks (p50 of their runs)</h2>"), "{stats}");
     assert!(stats.contains("<h2>Most often missed</h2>"), "{stats}");
+}
+
+#[test]
+fn a_click_on_a_timeline_bar_opens_the_task_with_its_history() {
+    let env = fixture();
+    three_runs(&env);
+    let d = Dashboard::start(&env);
+    let mut page = Browser::open(&format!("{}#/run/1", d.url));
+    let bar = r#"rect.bar[data-task="app#build"]"#;
+    page.wait_for(&format!("document.querySelector('{bar}') !== null"));
+    assert_eq!(page.eval("document.querySelector('#detail h2')"), Value::Null, "nothing is open before the click");
+    page.click(bar);
+    page.wait_for("(document.querySelector('#detail h2') || {}).textContent === 'app#build'");
+    page.wait_for(r#"document.querySelector('#task-history svg[aria-label="duration"]') !== null"#);
+    assert_eq!(page.eval("location.hash"), "#/run/1/task/app%23build", "the route that opens it again");
+    assert_eq!(page.eval("document.querySelector('#task-history h2').textContent"), "History: the last 2 runs");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 /// `chromium`, or the `chromium-browser` some systems call it.
 #[expect(clippy::disallowed_methods, reason = "the tests start a browser, outside any task")]
-fn program() -> &'static str {
+pub fn program() -> &'static str {
     ["chromium", "chromium-browser"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))

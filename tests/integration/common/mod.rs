@@ -8,6 +8,7 @@
 
 pub mod browser;
 pub mod buildgrid;
+pub mod devtools;
 pub mod fixtures;
 pub mod process;
 pub mod snapshot;

@@ -175,19 +175,12 @@ fn document(info: &RunInfo, state: &State) -> Value {
         "schema": crate::report::RUN_SUMMARY_SCHEMA,
         "vx_version": env!("CARGO_PKG_VERSION"),
         "live": {"pid": std::process::id(), "running": count("running"), "pending": count("pending")},
-        "invocation": {
-            "id": null,
-            "args": info.args,
-            "command": crate::run::command_line(&info.args),
-            "cwd": info.cwd.to_string_lossy(),
-            "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-            "env_mode": info.env_mode,
-            "git_commit": info.git_commit,
-            "branch": info.branch,
-            "started_unix_ms": crate::run::unix_ms(info.started),
-            "wall_ms": now.saturating_duration_since(info.origin).as_millis() as u64,
-            "exit_code": null,
-        },
+        "invocation": crate::report::run_invocation(
+            info,
+            None,
+            now.saturating_duration_since(info.origin).as_millis() as u64,
+            None
+        ),
         "totals": {
             "tasks": tasks.len(),
             "succeeded": count("ok"),

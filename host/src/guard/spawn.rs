@@ -88,15 +88,7 @@ fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result
     let (reader, writer) = std::io::pipe()?;
     let mut command = tokio::process::Command::from(guarded_command(cmd, clear_env, groups));
     command.stdout(writer.try_clone()?).stderr(writer).kill_on_drop(false);
-    let child = command.spawn()?;
-    // The command holds the write ends; dropping it leaves the child (and
-    // whatever it starts) as the only writers, so EOF means they are gone.
-    drop(command);
-    let pgid = child
-        .id()
-        .map(|pid| pid as i32)
-        .ok_or_else(|| std::io::Error::other("child exited before its pid was read"))?;
-    groups.register(pgid);
+    let (child, pgid) = spawn_registered(command, groups)?;
     let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     Ok(TaskProcess { child, pgid, output, input: None })
 }
@@ -122,20 +114,30 @@ fn spawn_on_terminal(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std
     }
     let mut command = tokio::process::Command::from(std_command);
     command.stdin(slave.try_clone()?).stdout(slave.try_clone()?).stderr(slave).kill_on_drop(false);
+    let (child, pgid) = spawn_registered(command, groups)?;
+    let input = std::fs::File::from(master.try_clone()?);
+    nix::fcntl::fcntl(&master, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
+        .map_err(std::io::Error::from)?;
+    let output = pipe::Receiver::from_owned_fd_unchecked(master)?;
+    Ok(TaskProcess { child, pgid, output, input: Some(input) })
+}
+
+/// Spawns `command` and registers its group. The command holds the
+/// parent's copies of the child's output (a pipe's write end, or the pty);
+/// dropping it leaves the child and what it starts as the only holders, so
+/// the end of the output (EOF, or EIO for a pty) means they are gone.
+fn spawn_registered(
+    mut command: tokio::process::Command,
+    groups: &Groups,
+) -> std::io::Result<(tokio::process::Child, i32)> {
     let child = command.spawn()?;
-    // As with the pipe: once the command's copies of the pty are dropped,
-    // the child's are the only ones, and reading ends (EIO) when they close.
     drop(command);
     let pgid = child
         .id()
         .map(|pid| pid as i32)
         .ok_or_else(|| std::io::Error::other("child exited before its pid was read"))?;
     groups.register(pgid);
-    let input = std::fs::File::from(master.try_clone()?);
-    nix::fcntl::fcntl(&master, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
-        .map_err(std::io::Error::from)?;
-    let output = pipe::Receiver::from_owned_fd_unchecked(master)?;
-    Ok(TaskProcess { child, pgid, output, input: Some(input) })
+    Ok((child, pgid))
 }
 
 /// A new pty pair, both ends close-on-exec from the moment they exist:

@@ -116,19 +116,7 @@ pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, e
     json!({
         "schema": SCHEMA,
         "vx_version": env!("CARGO_PKG_VERSION"),
-        "invocation": {
-            "id": invocation,
-            "args": info.args,
-            "command": crate::run::command_line(&info.args),
-            "cwd": info.cwd.to_string_lossy(),
-            "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-            "env_mode": info.env_mode,
-            "git_commit": info.git_commit,
-            "branch": info.branch,
-            "started_unix_ms": crate::run::unix_ms(info.started),
-            "wall_ms": summary.wall.as_millis() as u64,
-            "exit_code": exit_code,
-        },
+        "invocation": invocation_of(info, invocation, summary.wall.as_millis() as u64, Some(exit_code)),
         "totals": {
             "tasks": summary.results.len(),
             "succeeded": summary.succeeded(),
@@ -140,6 +128,25 @@ pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, e
             "peak_rss_bytes": measured.iter().map(|u| u.peak_rss_bytes).max(),
         },
         "tasks": tasks,
+    })
+}
+
+/// The `invocation` object of a summary document: its id in history, the
+/// wall time so far and, once the run is over, its exit code. The live
+/// document of a run in progress (`dashboard::live`) has the same one.
+pub fn invocation_of(info: &RunInfo, id: Option<i64>, wall_ms: u64, exit_code: Option<u8>) -> Value {
+    json!({
+        "id": id,
+        "args": info.args,
+        "command": crate::run::command_line(&info.args),
+        "cwd": info.cwd.to_string_lossy(),
+        "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "env_mode": info.env_mode,
+        "git_commit": info.git_commit,
+        "branch": info.branch,
+        "started_unix_ms": crate::run::unix_ms(info.started),
+        "wall_ms": wall_ms,
+        "exit_code": exit_code,
     })
 }
 

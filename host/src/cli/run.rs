@@ -296,8 +296,8 @@ fn start_tui(
 /// Says where `--summarize` or `--profile` wrote its file; a file that
 /// could not be written is an error line and exit code 1 (the run's own
 /// failure, if any, still decides first).
-fn say_written(what: &str, written: &std::sync::Mutex<Option<std::result::Result<PathBuf, String>>>, cwd: &Path) -> u8 {
-    match written.lock().expect("written lock poisoned").take() {
+fn say_written(what: &str, written: &crate::report::Written, cwd: &Path) -> u8 {
+    match written.wait() {
         Some(Ok(path)) => {
             let shown = path.strip_prefix(cwd).unwrap_or(&path);
             eprintln!("vx: --{what} wrote {}", shown.display());

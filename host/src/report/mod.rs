@@ -20,7 +20,7 @@ pub use github::{GithubOutput, github_actions, github_annotations, github_step_s
 pub use profile::{Profile, Step};
 pub use progress::StatusLine;
 pub use run_file::{
-    PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, cache as cache_word,
+    PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, Written, cache as cache_word,
     document as run_document, invocation_of as run_invocation, write_file,
 };
 pub use stderr::{Stderr, warning_line};

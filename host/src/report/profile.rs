@@ -16,13 +16,12 @@
 //! parent.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::run_file::{RunPath, cache, write_file};
+use super::run_file::{RunPath, Written, cache};
 use crate::events::{Event, Phase, Subscriber, TaskResult};
 
 /// A step that took time: its name, start and end.
@@ -36,7 +35,7 @@ pub struct Profile {
     title: String,
     state: Mutex<State>,
     /// Where the profile went, or why it could not be written.
-    pub written: Mutex<Option<Result<PathBuf, String>>>,
+    pub written: Written,
 }
 
 #[derive(Debug, Default)]
@@ -54,13 +53,8 @@ impl Profile {
     /// A profile written to `path`, its times counted from `origin`;
     /// `own` are the phases vx went through before the run began.
     pub fn new(path: RunPath, origin: Instant, title: String, own: Vec<Step>) -> Profile {
-        Profile { path, origin, title, state: Mutex::new(State { own, ..State::default() }), written: Mutex::new(None) }
-    }
-
-    fn write(&self, state: &State) -> Result<PathBuf, String> {
-        let doc = trace(self.origin, &self.title, state);
-        let text = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
-        write_file(&self.path.resolve(), text.as_bytes())
+        let state = Mutex::new(State { own, ..State::default() });
+        Profile { path, origin, title, state, written: Written::default() }
     }
 }
 
@@ -79,8 +73,8 @@ impl Subscriber for Profile {
                 if let Some(walk) = state.walk_started {
                     state.own.push(("walk", walk, Instant::now()));
                 }
-                let written = self.write(&state);
-                *self.written.lock().expect("profile lock poisoned") = Some(written);
+                let doc = trace(self.origin, &self.title, &state);
+                self.written.start(self.path.resolve(), doc, serde_json::to_vec::<Value>);
             }
             _ => {}
         }

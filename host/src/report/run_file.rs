@@ -68,12 +68,47 @@ impl RunPath {
 }
 
 /// Writes `bytes` to `path`, making its directory; the error is one line.
+/// A reader never sees half a file (a temporary file is renamed over it),
+/// but nothing is synced to disk: a report need not outlive a power cut,
+/// and an fsync would sit at the end of every run that asks for one.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("could not write {}: {e}", path.display()));
     }
-    crate::cache::write_atomic(path, bytes).map_err(|e| format!("could not write {}: {e}", path.display()))?;
     Ok(path.to_path_buf())
+}
+
+/// A file about the run being written on a thread of its own: the summary,
+/// the profile and history's commit overlap at the end of the run instead
+/// of queueing on the engine's thread. [`Written::wait`] says where it went.
+#[derive(Debug, Default)]
+pub struct Written(Mutex<Option<std::thread::JoinHandle<Result<PathBuf, String>>>>);
+
+impl Written {
+    /// Serializes `doc` with `render` and writes it to `path`, off this thread.
+    pub fn start(&self, path: PathBuf, doc: Value, render: fn(&Value) -> serde_json::Result<Vec<u8>>) {
+        let write = move || {
+            let bytes = render(&doc).map_err(|e| e.to_string())?;
+            write_file(&path, &bytes)
+        };
+        let handle = std::thread::Builder::new().name("vx-run-file".into()).spawn(write);
+        let handle =
+            handle.unwrap_or_else(|e| std::thread::spawn(move || Err(format!("could not start a thread: {e}"))));
+        *self.0.lock().expect("written lock poisoned") = Some(handle);
+    }
+
+    /// Where the file went, or why it could not be written; `None` when
+    /// nothing was started (the run never finished).
+    pub fn wait(&self) -> Option<Result<PathBuf, String>> {
+        let handle = self.0.lock().expect("written lock poisoned").take()?;
+        Some(handle.join().unwrap_or_else(|_| Err("its writer panicked".to_string())))
+    }
 }
 
 /// Writes the summary when the run finishes.
@@ -82,26 +117,25 @@ pub struct RunFile {
     info: RunInfo,
     path: RunPath,
     /// Where the summary went, or why it could not be written.
-    pub written: Mutex<Option<Result<PathBuf, String>>>,
+    pub written: Written,
 }
 
 impl RunFile {
     pub fn new(info: RunInfo, path: RunPath) -> RunFile {
-        RunFile { info, path, written: Mutex::new(None) }
-    }
-
-    fn write(&self, summary: &RunSummary, exit_code: u8) -> Result<PathBuf, String> {
-        let doc = document(&self.info, self.path.invocation.get().copied(), summary, exit_code);
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
-        write_file(&self.path.resolve(), text.as_bytes())
+        RunFile { info, path, written: Written::default() }
     }
 }
 
 impl Subscriber for RunFile {
     fn on(&self, event: &Event<'_>) {
         if let Event::RunFinished { summary, interrupted, .. } = event {
-            let written = self.write(summary, summary.exit_code(*interrupted));
-            *self.written.lock().expect("summary lock poisoned") = Some(written);
+            let exit_code = summary.exit_code(*interrupted);
+            let doc = document(&self.info, self.path.invocation.get().copied(), summary, exit_code);
+            self.written.start(self.path.resolve(), doc, |doc| {
+                let mut text = serde_json::to_vec_pretty(doc)?;
+                text.push(b'\n');
+                Ok(text)
+            });
         }
     }
 }

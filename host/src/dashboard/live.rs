@@ -131,7 +131,8 @@ impl Subscriber for LiveFile {
 fn document(info: &RunInfo, state: &State) -> Value {
     let now = Instant::now();
     let since = |at: Instant| at.saturating_duration_since(info.origin).as_millis() as u64;
-    let deps: HashMap<&str, &Vec<String>> = info.tasks.iter().map(|t| (t.id.as_str(), &t.dependencies)).collect();
+    // One lookup per task, not a search of the plan: this runs every 250 ms.
+    let planned: HashMap<&str, &crate::report::PlannedTask> = info.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let tasks: Vec<Value> = state
         .tasks
         .iter()
@@ -159,13 +160,13 @@ fn document(info: &RunInfo, state: &State) -> Value {
                 "key": done.and_then(|r| r.key.clone()),
                 "status": status, "reason": null, "cache": cache,
                 "group": done.is_some_and(|r| r.cache == CacheOutcome::Group),
-                "executor": info.tasks.iter().find(|t| &t.id == id).map(|t| t.executor.clone()),
+                "executor": planned.get(id.as_str()).map(|t| t.executor.as_str()),
                 "attempts": attempts, "flaky": done.is_some_and(|r| r.is_flaky()),
                 "start_ms": start, "duration_ms": duration,
                 "exit_code": done.and_then(|r| r.exit_code),
                 "cpu_ms": done.and_then(|r| r.usage).map(|u| u.cpu.as_millis() as u64),
                 "peak_rss_bytes": done.and_then(|r| r.usage).map(|u| u.peak_rss_bytes),
-                "dependencies": deps.get(id.as_str()).copied().cloned().unwrap_or_default(),
+                "dependencies": planned.get(id.as_str()).map(|t| t.dependencies.as_slice()).unwrap_or_default(),
             })
         })
         .collect();

@@ -50,6 +50,16 @@ CREATE TABLE IF NOT EXISTS manifests (
 );
 ";
 
+/// The middle value (the upper one of an even count), as every p50 of
+/// history is taken; `None` for no values.
+pub fn median(mut values: Vec<i64>) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    Some(values[values.len() / 2])
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
@@ -310,13 +320,9 @@ impl History {
                 "SELECT duration_ms FROM task_runs WHERE task = ?1 AND status = 'ok' AND cache IN ('miss', 'uncached') ORDER BY rowid DESC LIMIT ?2",
             )
             .ok()?;
-        let mut durations: Vec<i64> =
+        let durations: Vec<i64> =
             stmt.query_map(params![task, P50_WINDOW as i64], |row| row.get(0)).ok()?.flatten().collect();
-        if durations.is_empty() {
-            return None;
-        }
-        durations.sort_unstable();
-        Some(Duration::from_millis(durations[durations.len() / 2].max(0) as u64))
+        median(durations).map(|ms| Duration::from_millis(ms.max(0) as u64))
     }
 
     /// How often `task` was flaky in its last executions (hits and skips

@@ -59,7 +59,7 @@ pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
-pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord};
+pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, median};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};

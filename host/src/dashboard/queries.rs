@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use rusqlite::{ToSql, params};
 use serde_json::{Value, json};
 
-use crate::cache::{History, HistoryError, Invocation};
+use crate::cache::{History, HistoryError, Invocation, median};
 
 /// The statistics look at this many of the most recent runs.
 pub const STATS_WINDOW: i64 = 500;
@@ -121,7 +121,7 @@ pub fn task_history(history: &History, task: &str) -> Result<Option<Value>, Hist
         "task": task,
         "runs": runs.len(),
         "hit_rate": (!looked_up.is_empty()).then(|| hits as f64 / looked_up.len() as f64),
-        "p50_ms": p50(executed),
+        "p50_ms": median(executed),
         "flaky": runs.iter().filter(|r| r["flaky"] == true).count(),
         "history": runs,
     })))
@@ -163,7 +163,7 @@ pub fn stats(history: &History) -> Result<Value, HistoryError> {
     )?;
     let hits_by_day: Vec<(i64, String, i64)> =
         stmt.query_map(params![first], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
-    let p50s: HashMap<String, i64> = durations.into_iter().filter_map(|(t, d)| Some((t, p50(d)?))).collect();
+    let p50s: HashMap<String, i64> = durations.into_iter().filter_map(|(t, d)| Some((t, median(d)?))).collect();
     let mut slowest: Vec<(&String, &i64)> = p50s.iter().collect();
     slowest.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mut missed: Vec<(&String, &(i64, i64))> = lookups.iter().filter(|(_, (m, _))| *m > 0).collect();
@@ -186,18 +186,5 @@ pub fn stats(history: &History) -> Result<Value, HistoryError> {
 
 /// A stored cache word as the summary says it.
 fn cache_word(stored: &str) -> &'static str {
-    match stored {
-        "local" => "hit-local",
-        "remote" => "hit-remote",
-        "miss" => "miss",
-        _ => "off",
-    }
-}
-
-fn p50(mut values: Vec<i64>) -> Option<i64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_unstable();
-    Some(values[values.len() / 2])
+    crate::report::cache_word(super::run_doc::cache_outcome(stored))
 }

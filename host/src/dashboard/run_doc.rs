@@ -103,7 +103,8 @@ fn status_of(word: &str) -> TaskStatus {
     }
 }
 
-fn cache_outcome(word: &str) -> CacheOutcome {
+/// A cache word as history stores it, back as the outcome.
+pub(super) fn cache_outcome(word: &str) -> CacheOutcome {
     match word {
         "miss" => CacheOutcome::Miss,
         "local" => CacheOutcome::Local,

@@ -192,7 +192,7 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
         "task": name,
         "key": r.key,
         "status": r.status.word(),
-        "reason": reason(&r.status),
+        "reason": status_reason(&r.status),
         "cache": cache(r.cache),
         "group": r.cache == CacheOutcome::Group,
         "executor": planned.map(|p| p.executor.as_str()),
@@ -207,7 +207,9 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
     })
 }
 
-fn reason(status: &TaskStatus) -> Option<String> {
+/// Why a task failed, timed out or was skipped, as summaries and history
+/// keep it; `None` for a task that succeeded or was stopped.
+pub fn status_reason(status: &TaskStatus) -> Option<String> {
     match status {
         TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
         TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", super::format_duration(*limit))),

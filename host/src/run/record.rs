@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use crate::cache::{History, Invocation, InvocationDetail, KeyManifest, TaskRunRecord};
-use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskStatus};
+use crate::events::{CacheOutcome, Event, RunSummary, Subscriber};
 use crate::report::{PlannedTask, RunInfo};
 
 /// Quotes one word for a POSIX shell: as is when it holds only safe
@@ -127,11 +127,7 @@ fn run_record(
         start_ms: r.started.map(|s| s.saturating_duration_since(origin).as_millis() as i64),
         executor: planned.map(|p| p.executor.clone()),
         dependencies: planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
-        reason: match &r.status {
-            TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
-            TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
-            TaskStatus::Succeeded | TaskStatus::Cancelled => None,
-        },
+        reason: crate::report::status_reason(&r.status),
     }
 }
 

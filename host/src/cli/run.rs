@@ -195,7 +195,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         branch: head.branch,
         started,
         origin,
-        tasks: crate::run::planned_tasks(&ws, &graph, prepared.opts.executor.as_deref()),
+        tasks: crate::run::planned_tasks(&ws, &graph, prepared.opts.executor.as_deref()).into(),
     };
     let recorder = HistoryRecorder::new(&state_dir(&ws).join("history.db"), &info);
     // A bare `--summarize` / `--profile` is an empty path: the default file.

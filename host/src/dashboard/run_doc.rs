@@ -84,7 +84,7 @@ fn run_info(inv: &Invocation, origin: Instant, tasks: Vec<PlannedTask>) -> RunIn
         branch: inv.detail.branch.clone(),
         started: SystemTime::UNIX_EPOCH + millis(inv.started_ms),
         origin,
-        tasks,
+        tasks: tasks.into(),
     }
 }
 

@@ -31,7 +31,9 @@ pub struct RunInfo {
     pub started: SystemTime,
     /// The same moment on the monotonic clock: tasks' `start_ms` count from it.
     pub origin: Instant,
-    pub tasks: Vec<PlannedTask>,
+    /// Shared: history, the summary, the profile and the live file each
+    /// hold the run's info, and the plan is the large part of it.
+    pub tasks: Arc<[PlannedTask]>,
 }
 
 /// A task of the plan, as the summary and the profile describe it.
@@ -252,7 +254,8 @@ mod tests {
                 id: "web#build".into(),
                 executor: "local".into(),
                 dependencies: vec!["ui#build".into()],
-            }],
+            }]
+            .into(),
         };
         let ran = TaskResult {
             cache: CacheOutcome::Miss,

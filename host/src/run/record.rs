@@ -35,7 +35,7 @@ pub struct HistoryRecorder {
     /// The run's start on the monotonic clock, and its plan: each task's
     /// executor and dependencies, so a recorded run can be drawn again.
     origin: std::time::Instant,
-    planned: std::collections::HashMap<String, PlannedTask>,
+    planned: Arc<[PlannedTask]>,
     /// The recorded invocation's id, for the subscribers after this one
     /// (`--summarize` names its file with it).
     recorded: Arc<OnceLock<i64>>,
@@ -65,7 +65,7 @@ impl HistoryRecorder {
                 wall_ms: None,
             },
         };
-        let planned = info.tasks.iter().map(|t| (t.id.clone(), t.clone())).collect();
+        let planned = info.tasks.clone();
         HistoryRecorder { db: db.to_path_buf(), invocation, origin: info.origin, planned, recorded: Arc::default() }
     }
 
@@ -84,8 +84,12 @@ impl HistoryRecorder {
             },
             ..self.invocation.clone()
         };
+        // Borrowed from the shared plan when the run is over, not copied
+        // into a map of its own when it starts.
+        let planned: std::collections::HashMap<&str, &PlannedTask> =
+            self.planned.iter().map(|t| (t.id.as_str(), t)).collect();
         let runs: Vec<TaskRunRecord> =
-            summary.results.iter().map(|r| run_record(r, self.origin, self.planned.get(&r.id))).collect();
+            summary.results.iter().map(|r| run_record(r, self.origin, planned.get(r.id.as_str()).copied())).collect();
         match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests)) {
             Ok(id) => {
                 let _ = self.recorded.set(id);

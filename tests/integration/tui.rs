@@ -126,8 +126,10 @@ fn a_persistent_task_on_a_terminal_gets_the_tui_and_q_stops_it() {
     let term = Terminal::start(&env, "run dev");
     term.wait_for("Tasks (2)");
     term.wait_for("api#dev ready");
+    let server = server_pids(&env);
     term.keys(&["q"]);
     assert_eq!(term.exit_code(), 130, "{}", term.screen());
+    assert!(server.iter().all(|&pid| !alive(pid)), "q left the server running");
 }
 
 #[test]
@@ -136,6 +138,8 @@ fn a_run_that_ends_closes_the_tui_by_itself_and_prints_its_summary() {
     let term = Terminal::start(&env, "run build --ui=tui");
     assert_eq!(term.exit_code(), 0, "{}", term.screen());
     term.wait_for("Tasks: 1 run, 1 succeeded, 0 failed, 0 skipped, 0 cached");
+    // The task's output was drawn in the UI, gone with it: nothing streamed.
+    assert!(!term.screen().contains("built api"), "the run was streamed, not shown in the UI:\n{}", term.screen());
 }
 
 #[test]

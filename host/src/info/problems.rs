@@ -252,4 +252,45 @@ mod tests {
         assert!(problems[0].problem.contains("cannot be found and stopped"));
         assert!(problems[1].problem.contains("no CPU and memory figures"));
     }
+
+    #[test]
+    fn a_cache_over_its_size_and_plugins_that_do_not_load_or_lack_grants_each_get_their_fix() {
+        let mut info = healthy();
+        info.cache = Some(super::super::CacheInfo {
+            dir: PathBuf::from("/ws/.vx/cache"),
+            entries: 3,
+            bytes: 2048,
+            max_size: 1024,
+            max_age_secs: 86_400,
+            writable: true,
+        });
+        let plugin = |name: &str, state: &str, ungranted: &[&str]| super::super::PluginInfo {
+            name: name.into(),
+            world: "vx:plugin/reporter".into(),
+            version: "0.1.0".into(),
+            file: PathBuf::from(format!(".vx/plugins/{name}.wasm")),
+            hash: None,
+            state: state.into(),
+            compiled: false,
+            grants: Vec::new(),
+            ungranted: ungranted.iter().map(|g| g.to_string()).collect(),
+        };
+        info.plugins = vec![
+            plugin("gone", "unreadable (No such file or directory)", &[]),
+            plugin("loose", "not pinned", &[]),
+            plugin("tampered", "DOES NOT MATCH its pin", &[]),
+            plugin("needy", "pinned ok", &["allow-hosts=api.example.com"]),
+        ];
+        let fixes: Vec<String> = found(&info).into_iter().map(|(area, fix)| format!("{area}: {fix}")).collect();
+        assert_eq!(
+            fixes,
+            [
+                "cache: run `vx cache gc` (a run does it too when it ends)",
+                "plugins: mend `path` in [plugins.gone], or build the component it names",
+                "plugins: pin it with `vx plugin add .vx/plugins/loose.wasm --name loose`",
+                "plugins: if the new file is intended, re-pin it with `vx plugin add .vx/plugins/tampered.wasm --name tampered --force`",
+                "plugins: add them to [plugins.needy] in vx.toml if you trust it (`vx plugin list` shows each)",
+            ]
+        );
+    }
 }

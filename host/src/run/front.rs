@@ -2,7 +2,9 @@
 //! GitHub groups and, on an interactive terminal, the status line with
 //! ETAs from history. `vx run` and `vx watch` put it first on their bus.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use super::options::RunOptions;
 use crate::cache::{History, state_dir};
@@ -24,14 +26,19 @@ fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<S
     if !std::io::stdout().is_terminal() || std::env::var_os("CI").is_some() || graph.is_empty() {
         return None;
     }
-    let history = History::open(&state_dir(ws).join("history.db")).ok();
-    let p50 = graph
+    Some(StatusLine::new(graph.len(), recorded_p50s(ws, graph), opts.concurrency))
+}
+
+/// The p50 duration in history of each task of `graph` that has one: the
+/// ETAs of the status line and of the terminal UI.
+pub fn recorded_p50s(ws: &Workspace, graph: &TaskGraph) -> HashMap<String, Duration> {
+    let Ok(history) = History::open(&state_dir(ws).join("history.db")) else { return HashMap::new() };
+    graph
         .nodes
         .iter()
         .filter_map(|n| {
             let id = n.id.to_string();
-            history.as_ref().and_then(|h| h.p50(&id)).map(|d| (id, d))
+            history.p50(&id).map(|d| (id, d))
         })
-        .collect();
-    Some(StatusLine::new(graph.len(), p50, opts.concurrency))
+        .collect()
 }

@@ -38,7 +38,7 @@ pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
 pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
-pub use front::terminal;
+pub use front::{recorded_p50s, terminal};
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;

@@ -33,9 +33,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::KeyEvent;
-pub use state::State;
+use state::State;
 
-use crate::cache::{History, state_dir};
 use crate::config::Workspace;
 use crate::events::{Event, Subscriber};
 use crate::graph::TaskGraph;
@@ -80,7 +79,7 @@ impl Tui {
         concurrency: usize,
         title: String,
     ) -> std::io::Result<(Tui, Arc<Controls>)> {
-        let history = History::open(&state_dir(ws).join("history.db")).ok();
+        let p50s = crate::run::recorded_p50s(ws, graph);
         let planned = graph
             .topological_order()
             .into_iter()
@@ -88,7 +87,7 @@ impl Tui {
                 let node = &graph.nodes[n];
                 let task = &ws.projects[node.project].tasks[&node.id.task];
                 let id = node.id.to_string();
-                let p50 = history.as_ref().and_then(|h| h.p50(&id));
+                let p50 = p50s.get(&id).copied();
                 (id, p50, task.persistent, task.interactive)
             })
             .collect();

@@ -6,8 +6,6 @@
 //! a run shown live while it waits on a file the test controls, and
 //! stopping on SIGINT. The port is whatever free one the dashboard printed.
 
-use std::path::Path;
-
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
@@ -15,6 +13,7 @@ use crate::common::TestEnv;
 use crate::common::browser::{drawn, dump_dom_url, screenshot};
 use crate::common::devtools::Browser;
 use crate::common::process::{Running, poll};
+use crate::common::summary::{assert_valid, task};
 
 /// `lib#build` ← `app#build` (cached), and `bad#test`, which fails; in a
 /// git repository on `main`.
@@ -84,19 +83,6 @@ impl Dashboard {
         let body = self.ok(&format!("api/runs{query}"));
         body["runs"].as_array().expect("a list").iter().map(|r| r["id"].as_i64().expect("an id")).collect()
     }
-}
-
-/// Validates `doc` against the schema file the docs publish.
-fn assert_valid(doc: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/run-summary.v1.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("the schema file")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "the document breaks its schema:\n{}\n{doc:#}", errors.join("\n"));
-}
-
-fn task<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap_or_else(|| panic!("no {id} in {doc:#}"))
 }
 
 #[test]

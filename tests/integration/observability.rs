@@ -8,11 +8,10 @@
 //! asserted are lower bounds the kernel's accounting must reach however
 //! loaded the machine is; nothing here asserts wall time.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::common::TestEnv;
+use crate::common::summary::{assert_valid, task};
 
 /// A shell loop that burns about 0.2–0.4 s of CPU.
 const SPIN: &str = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done";
@@ -39,19 +38,6 @@ fn fixture() -> TestEnv {
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
-}
-
-/// Validates `doc` against the schema file the docs publish.
-fn assert_valid(doc: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/run-summary.v1.json");
-    let schema = parse(&std::fs::read_to_string(&path).expect("the schema file"));
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "the summary breaks its schema:\n{}\n{doc:#}", errors.join("\n"));
-}
-
-fn task<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap_or_else(|| panic!("no {id} in {doc:#}"))
 }
 
 #[test]

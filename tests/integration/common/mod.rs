@@ -13,6 +13,7 @@ pub mod fixtures;
 pub mod process;
 pub mod snapshot;
 pub mod store;
+pub mod summary;
 pub mod tmux;
 
 use std::ffi::OsString;

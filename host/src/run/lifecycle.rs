@@ -50,7 +50,7 @@ pub struct Shared<'w> {
 #[derive(Debug)]
 pub struct Job {
     pub attempt: Attempt,
-    pub cache: Option<CacheJob>,
+    pub cache: Option<Arc<CacheJob>>,
     pub executor: Chosen,
     /// Attempts allowed after a failed one (0 for a persistent task).
     pub retries: u32,
@@ -115,7 +115,7 @@ impl Shared<'_> {
         let cache = self.cache.as_ref().filter(|c| c.enabled()).map(|c| {
             let mut task = task.clone();
             task.executor = executor_name;
-            CacheJob {
+            Arc::new(CacheJob {
                 cache: c.clone(),
                 root: self.ws.root.clone(),
                 project_dir: project.dir.clone(),
@@ -123,7 +123,7 @@ impl Shared<'_> {
                 executor_config: executor.identity(),
                 deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
                 keys: self.keys.clone(),
-            }
+            })
         });
         let attempt = Attempt {
             id: n.id.to_string(),
@@ -206,10 +206,24 @@ impl Job {
             return self.settle_group().await;
         }
         let a = &self.attempt;
-        // Waiting for another vx process to finish this task is not part
-        // of its duration (history's p50s feed the ETAs).
-        let _lock = match (&self.cache, &a.persistent) {
-            (Some(c), None) => super::task_lock::acquire(&c.root, &a.id).await,
+        let mut start = Instant::now();
+        // Lock, key and lookup in one trip to a blocking thread, unless
+        // another vx holds the task's lock.
+        let cacheable_task = self.cache.as_ref().is_some_and(|c| c.task.cache);
+        let mut begun = match (&self.cache, &a.persistent) {
+            (Some(c), None) => Some(c.begin(a.node, &a.id, cacheable_task && c.cache.reads()).await),
+            _ => None,
+        };
+        let _lock = match (&self.cache, &mut begun) {
+            (Some(c), Some(b)) if b.contended => {
+                begun = None;
+                // Waiting for another vx process to finish this task is
+                // not part of its duration (history's p50s feed the ETAs).
+                let lock = super::task_lock::acquire(&c.root, &a.id).await;
+                start = Instant::now();
+                lock
+            }
+            (_, Some(b)) => b.lock.take(),
             _ => None,
         };
         if a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
@@ -217,20 +231,24 @@ impl Job {
             // finish it: it must not start now, when nothing would stop it.
             return (a.node, TaskResult::not_run(a.id.clone(), TaskStatus::Cancelled), None);
         }
-        let start = Instant::now();
-        let keyed = match &self.cache {
-            Some(c) => c.compute_key(a.node, &a.id, &a.events).await,
-            None => None,
+        let keyed = match (&self.cache, &mut begun) {
+            (Some(c), Some(b)) => c.begun_key(b, &a.id, &a.events),
+            (Some(c), None) => c.compute_key(a.node, &a.id, &a.events).await,
+            _ => None,
         };
         if self.cache.is_some() {
             a.events.span(&a.id, Phase::Hash, start);
         }
-        let cacheable = self.cache.as_ref().is_some_and(|c| c.task.cache) && keyed.is_some();
+        let cacheable = cacheable_task && keyed.is_some();
         let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
         if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
             && c.cache.reads()
         {
-            if let Some(tier) = c.try_hit(&a.id, key, &a.events).await {
+            let hit = match begun.as_mut().and_then(|b| c.begun_hit(b, &a.id, key, &a.events)) {
+                Some(hit) => hit,
+                None => c.try_hit(&a.id, key, &a.events).await,
+            };
+            if let Some(tier) = hit {
                 let result = TaskResult {
                     id: a.id.clone(),
                     status: TaskStatus::Succeeded,

@@ -26,53 +26,56 @@ pub struct CacheJob {
     pub keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
 }
 
+/// A key, or why there is none.
+enum Keyed {
+    Key(CacheKey, KeyManifest),
+    /// A dependency has no key: neither has this task (no note).
+    NoDependencyKey,
+    /// The inputs could not be read: the note to show.
+    Failed(String),
+}
+
+/// What a lookup found: a restored hit, a miss, or the warning that turned
+/// it into one; and when the restore began, if one did.
+type Found = (Result<Option<(Box<crate::cache::Entry>, CacheOutcome)>, String>, Option<Instant>);
+
+/// What [`CacheJob::begin`] did on one blocking thread.
+pub struct Begun {
+    /// The task's lock, when it was free (or could not be made: `None`).
+    pub lock: Option<super::task_lock::TaskLock>,
+    /// Another vx holds the lock: nothing else was done.
+    pub contended: bool,
+    key: Option<Keyed>,
+    /// When keying ended and the lookup began; the lookup's result.
+    looked: Option<(Instant, Found)>,
+}
+
 impl CacheJob {
-    /// Computes the key once the dependencies' keys are known; records it
-    /// for the dependents. `None` when it cannot be had (a dependency has
-    /// none, or an input could not be read), with a note in the latter.
-    pub async fn compute_key(&self, node: usize, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
-        let deps: Option<Vec<(String, CacheKey)>> = {
-            let keys = self.keys.lock().expect("keys lock poisoned");
-            self.deps.iter().map(|(n, id)| keys[*n].clone().map(|k| (id.clone(), k))).collect()
-        };
-        let deps = deps?;
-        let (cache, root, dir, task, config, owned_id) = (
-            self.cache.clone(),
-            self.root.clone(),
-            self.project_dir.clone(),
-            self.task.clone(),
-            self.executor_config.clone(),
-            id.to_string(),
-        );
-        let computed =
-            tokio::task::spawn_blocking(move || cache.task_key(&root, &dir, &owned_id, &task, &config, &deps)).await;
-        match computed {
-            Ok(Ok((key, manifest))) => {
+    /// The dependencies' keys, once all of them have one.
+    fn dependency_keys(&self) -> Option<Vec<(String, CacheKey)>> {
+        let keys = self.keys.lock().expect("keys lock poisoned");
+        self.deps.iter().map(|(n, id)| keys[*n].clone().map(|k| (id.clone(), k))).collect()
+    }
+
+    /// Keys the task on the calling (blocking) thread and records the key
+    /// for its dependents.
+    fn key_blocking(&self, node: usize, id: &str) -> Keyed {
+        let Some(deps) = self.dependency_keys() else { return Keyed::NoDependencyKey };
+        match self.cache.task_key(&self.root, &self.project_dir, id, &self.task, &self.executor_config, &deps) {
+            Ok((key, manifest)) => {
                 self.keys.lock().expect("keys lock poisoned")[node] = Some(key.clone());
-                Some((key, manifest))
+                Keyed::Key(key, manifest)
             }
-            Ok(Err(why)) => {
-                events.note(id, &format!("not cached: {why}"));
-                None
-            }
-            Err(e) => {
-                events.note(id, &format!("not cached: key computation failed: {e}"));
-                None
-            }
+            Err(why) => Keyed::Failed(format!("not cached: {why}")),
         }
     }
 
-    /// Looks the key up and restores a hit, emitting `CacheHit`. A corrupt
-    /// entry or a refused restore is a warning and a miss. Both steps are
-    /// timed where they run and reported as spans once back here.
-    pub async fn try_hit(&self, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
-        let (cache, root, dir, task, key_owned) =
-            (self.cache.clone(), self.root.clone(), self.project_dir.clone(), self.task.clone(), key.clone());
-        let looking = Instant::now();
-        let found = tokio::task::spawn_blocking(move || match cache.lookup_tiers(&key_owned) {
+    /// Looks `key` up and restores a hit, on the calling (blocking) thread.
+    fn hit_blocking(&self, key: &CacheKey) -> Found {
+        match self.cache.lookup_tiers(key) {
             (Lookup::Hit(entry), remote) => {
                 let restoring = Instant::now();
-                let restored = match cache.restore(&root, &dir, &task, &entry) {
+                let restored = match self.cache.restore(&self.root, &self.project_dir, &self.task, &entry) {
                     Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
                     Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
                 };
@@ -82,41 +85,81 @@ impl CacheJob {
             (Lookup::Corrupt(why), _) => {
                 (Err(format!("its cache entry was corrupt ({why}) and is removed; running it")), None)
             }
-            (Lookup::Unreadable(why), _) if cache.first_unreadable() => (
+            (Lookup::Unreadable(why), _) if self.cache.first_unreadable() => (
                 Err(format!(
                     "could not read the cache at {} ({why}); tasks whose entries cannot be read run",
-                    cache.store.dir().display()
+                    self.cache.store.dir().display()
                 )),
                 None,
             ),
             (Lookup::Unreadable(_), _) => (Ok(None), None),
+        }
+    }
+
+    /// The start of a task that is not persistent, in one trip to a
+    /// blocking thread: take its lock without waiting, key it, and (when
+    /// `look` says the task is cacheable and the cache is read) look the
+    /// key up and restore a hit. A fully cached run is thousands of these;
+    /// a trip per step cost more in thread wake-ups than the steps
+    /// themselves. When another vx holds the lock nothing else is done
+    /// (`contended`): the caller waits for it and goes the slow way.
+    pub async fn begin(self: &Arc<Self>, node: usize, id: &str, look: bool) -> Begun {
+        let (job, owned_id) = (self.clone(), id.to_string());
+        let begun = tokio::task::spawn_blocking(move || {
+            let lock = match super::task_lock::try_acquire(&job.root, &owned_id) {
+                Err(super::task_lock::Held) => {
+                    return Begun { lock: None, contended: true, key: None, looked: None };
+                }
+                Ok(lock) => lock,
+            };
+            let key = job.key_blocking(node, &owned_id);
+            let looked = match &key {
+                Keyed::Key(key, _) if look => Some((Instant::now(), job.hit_blocking(key))),
+                _ => None,
+            };
+            Begun { lock, contended: false, key: Some(key), looked }
         })
         .await;
-        let found = found.map(|(found, restoring)| {
-            match restoring {
-                Some(at) => {
-                    events.emit(Event::Span { task: id, phase: Phase::Lookup, start: looking, end: at });
-                    events.span(id, Phase::Restore, at);
-                }
-                None => events.span(id, Phase::Lookup, looking),
-            }
-            found
-        });
-        match found {
-            Ok(Ok(Some((entry, tier)))) => {
-                events.emit(Event::CacheHit { task: id, key: &key.0, tier, log: &entry.log });
-                Some(tier)
-            }
-            Ok(Ok(None)) => None,
-            Ok(Err(why)) => {
-                events.note(id, &format!("warning: {why}"));
-                None
-            }
-            Err(e) => {
-                events.note(id, &format!("warning: cache lookup failed ({e}); running it"));
-                None
-            }
-        }
+        begun.unwrap_or_else(|e| Begun {
+            lock: None,
+            contended: false,
+            key: Some(Keyed::Failed(format!("not cached: key computation failed: {e}"))),
+            looked: None,
+        })
+    }
+
+    /// The key [`CacheJob::begin`] computed, its note emitted.
+    pub fn begun_key(&self, begun: &mut Begun, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
+        settle_key(begun.key.take()?, id, events)
+    }
+
+    /// The lookup [`CacheJob::begin`] made, reported as [`CacheJob::try_hit`]
+    /// reports its own; `None` when it made none.
+    pub fn begun_hit(&self, begun: &mut Begun, id: &str, key: &CacheKey, events: &Bus) -> Option<Option<CacheOutcome>> {
+        let (looking, found) = begun.looked.take()?;
+        Some(report_hit(id, key, looking, Ok(found), events))
+    }
+
+    /// Computes the key once the dependencies' keys are known; records it
+    /// for the dependents. `None` when it cannot be had (a dependency has
+    /// none, or an input could not be read), with a note in the latter.
+    pub async fn compute_key(self: &Arc<Self>, node: usize, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
+        self.dependency_keys()?;
+        let (job, owned_id) = (self.clone(), id.to_string());
+        let keyed = tokio::task::spawn_blocking(move || job.key_blocking(node, &owned_id))
+            .await
+            .unwrap_or_else(|e| Keyed::Failed(format!("not cached: key computation failed: {e}")));
+        settle_key(keyed, id, events)
+    }
+
+    /// Looks the key up and restores a hit, emitting `CacheHit`. A corrupt
+    /// entry or a refused restore is a warning and a miss. Both steps are
+    /// timed where they run and reported as spans once back here.
+    pub async fn try_hit(self: &Arc<Self>, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
+        let (job, key_owned) = (self.clone(), key.clone());
+        let looking = Instant::now();
+        let found = tokio::task::spawn_blocking(move || job.hit_blocking(&key_owned)).await.map_err(|e| e.to_string());
+        report_hit(id, key, looking, found, events)
     }
 
     /// Stores a success; a failure to store is a note, not a failed task.
@@ -138,6 +181,55 @@ impl CacheJob {
             tokio::task::spawn_blocking(move || cache.save(&key, manifest, (&root, &dir), &task, &log, duration)).await;
         if let Ok(Err(why)) = saved {
             events.note(id, &format!("not cached: {why}"));
+        }
+    }
+}
+
+/// A key's note, if it has one, emitted; the key itself, if there is one.
+fn settle_key(keyed: Keyed, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
+    match keyed {
+        Keyed::Key(key, manifest) => Some((key, manifest)),
+        Keyed::NoDependencyKey => None,
+        Keyed::Failed(note) => {
+            events.note(id, &note);
+            None
+        }
+    }
+}
+
+/// Emits a lookup's spans (and the restore's), and `CacheHit` or the
+/// warning that made it a miss. `found` is `Err` when the blocking thread
+/// itself failed.
+fn report_hit(
+    id: &str,
+    key: &CacheKey,
+    looking: Instant,
+    found: Result<Found, String>,
+    events: &Bus,
+) -> Option<CacheOutcome> {
+    let found = found.map(|(found, restoring)| {
+        match restoring {
+            Some(at) => {
+                events.emit(Event::Span { task: id, phase: Phase::Lookup, start: looking, end: at });
+                events.span(id, Phase::Restore, at);
+            }
+            None => events.span(id, Phase::Lookup, looking),
+        }
+        found
+    });
+    match found {
+        Ok(Ok(Some((entry, tier)))) => {
+            events.emit(Event::CacheHit { task: id, key: &key.0, tier, log: &entry.log });
+            Some(tier)
+        }
+        Ok(Ok(None)) => None,
+        Ok(Err(why)) => {
+            events.note(id, &format!("warning: {why}"));
+            None
+        }
+        Err(e) => {
+            events.note(id, &format!("warning: cache lookup failed ({e}); running it"));
+            None
         }
     }
 }

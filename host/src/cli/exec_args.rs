@@ -164,6 +164,7 @@ impl ExecArgs {
             cwd: cwd.to_path_buf(),
             only: self.only,
             pass_through: self.pass_through,
+            shard: None,
         };
         Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })
     }

@@ -25,6 +25,7 @@ const RUN_HELP: &str = "Examples:
   vx run build --filter web...       web and everything it depends on
   vx run test --filter ...ui         ui and everything that depends on it
   vx run test --affected=origin/main projects changed since origin/main, and dependents
+  vx run test --shard 2/4            the second of four balanced parts (CI fan-out)
   vx run build --dry=json            the plan as JSON, nothing runs";
 
 /// Run tasks in dependency order.
@@ -112,6 +113,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "KIND", value_parser = choice::<Ui>())]
     pub ui: Option<Ui>,
 
+    /// Run one of N balanced parts of the selected tasks, for CI fan-out:
+    /// `2/4` is the second of four. A part also runs what its tasks depend
+    /// on, restored from the cache when another part stored it.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+
     /// With `--verify=inputs`: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", requires = "verify", value_parser = choice::<Format>())]
     pub format: Option<Format>,
@@ -140,6 +147,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
             .with_hint("add --verify=inputs, or drop --format"));
     }
     let mut prepared = args.exec.prepare(cwd, command)?;
+    prepared.selection.shard = args.shard.as_deref().map(crate::graph::Shard::parse).transpose()?;
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(prepared.opts.env_mode);
     crate::run::check_run_executor(&ws, prepared.opts.executor.as_deref())?;
@@ -167,6 +175,12 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     if let Some(format) = args.dry {
         print_dry(&ws, &graph, &cache, &prepared.opts, format, args.verbose);
+        return Ok(0);
+    }
+    if graph.is_empty()
+        && let Some(shard) = prepared.selection.shard
+    {
+        println!("nothing to run in shard {shard}: the other shards have every selected task");
         return Ok(0);
     }
     if graph.is_empty()

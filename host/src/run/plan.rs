@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::config::{Workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{
-    Filter, TaskGraph, TaskId, affected_tasks, apply_filters, changed_files, changed_projects, with_dependents,
+    Filter, Shard, TaskGraph, TaskId, affected_tasks, apply_filters, changed_files, changed_projects, with_dependents,
 };
 
 /// The selection flags of `vx run` / `vx watch`.
@@ -24,6 +24,8 @@ pub struct Selection {
     pub only: bool,
     /// Arguments after `--`, for the named tasks (`apply_pass_through`).
     pub pass_through: Vec<String>,
+    /// `--shard K/N`: this shard's part of the named tasks (`graph::Shard`).
+    pub shard: Option<Shard>,
 }
 
 /// The projects a selection covers.
@@ -48,8 +50,19 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
 /// Builds the task graph for a selection. With `--affected`, the named
 /// tasks are kept only where a changed file affects them (inputs, not
 /// merely the project: `graph::affected_tasks`); none left is an empty
-/// graph, which the caller reports as nothing affected.
+/// graph, which the caller reports as nothing affected. With `--shard`, the
+/// tasks left are split (`graph::shard`) and only this shard's part is
+/// kept, with what it depends on.
 pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
+    let graph = plan_unsharded(ws, sel)?;
+    let Some(shard) = sel.shard else { return Ok(graph) };
+    let p50s = super::recorded_p50s(ws, &graph);
+    let roots = graph.shard_roots(shard, |n| p50s.get(&graph.nodes[n].id.to_string()).copied());
+    let sharded = TaskGraph::build(ws, &roots)?;
+    Ok(if sel.only { sharded.only_roots() } else { sharded })
+}
+
+fn plan_unsharded(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
     if sel.tasks.is_empty() {
         let mut names: Vec<&str> = ws
             .projects

@@ -75,7 +75,7 @@ const P50_WINDOW: usize = 20;
 /// mode and walk time): add what is missing (every earlier run was one
 /// attempt, of unknown use and unknown timing).
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
-    const ADDED: [(&str, &str, &str); 12] = [
+    const ADDED: [(&str, &str, &str); 13] = [
         ("task_runs", "attempts", "INTEGER NOT NULL DEFAULT 1"),
         ("task_runs", "cpu_ms", "INTEGER"),
         ("task_runs", "peak_rss_bytes", "INTEGER"),
@@ -88,6 +88,7 @@ fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
         ("invocations", "branch", "TEXT"),
         ("invocations", "env_mode", "TEXT"),
         ("invocations", "wall_ms", "INTEGER"),
+        ("invocations", "plan", "TEXT"),
     ];
     for (table, name, decl) in ADDED {
         let has: bool =
@@ -97,9 +98,12 @@ fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
     // The dashboard reads a run's tasks, and one task's runs newest first.
+    // A run's dependencies are one document per distinct plan (see
+    // `History::record`).
     conn.execute_batch(
         "CREATE INDEX IF NOT EXISTS task_runs_by_invocation ON task_runs(invocation);
-         CREATE INDEX IF NOT EXISTS task_runs_by_task_time ON task_runs(task, invocation);",
+         CREATE INDEX IF NOT EXISTS task_runs_by_task_time ON task_runs(task, invocation);
+         CREATE TABLE IF NOT EXISTS plans (hash TEXT PRIMARY KEY, dependencies TEXT NOT NULL);",
     )
 }
 
@@ -200,6 +204,38 @@ pub struct TaskRunRecord {
     pub reason: Option<String>,
 }
 
+/// Stores the run's dependencies (task id to the ids it depends on) as one
+/// document, once per distinct plan, and returns its hash for the
+/// invocation's `plan`. A run's plan is usually the last run's: keeping a
+/// copy per task run made a fully cached run of 3,270 dense tasks write
+/// 4 MB of history, and the write cost more than the rest of the run's
+/// bookkeeping. Runs recorded before kept the list in each task run's
+/// `dependencies`, which readers still take first.
+fn record_plan(tx: &rusqlite::Transaction<'_>, runs: &[TaskRunRecord]) -> rusqlite::Result<Option<String>> {
+    let plan: std::collections::BTreeMap<&str, &[String]> =
+        runs.iter().filter(|r| !r.dependencies.is_empty()).map(|r| (r.task.as_str(), &r.dependencies[..])).collect();
+    if plan.is_empty() {
+        return Ok(None);
+    }
+    let doc = serde_json::to_string(&plan).expect("ids serialize");
+    let hash = blake3::hash(doc.as_bytes()).to_hex()[..32].to_string();
+    tx.prepare_cached("INSERT OR IGNORE INTO plans (hash, dependencies) VALUES (?1, ?2)")?.execute(params![hash, doc])?;
+    Ok(Some(hash))
+}
+
+/// The dependencies of invocation `id`'s tasks, as [`record_plan`] stored
+/// them; empty for runs recorded without a plan.
+pub fn recorded_plan(
+    conn: &Connection,
+    id: i64,
+) -> rusqlite::Result<std::collections::HashMap<String, Vec<String>>> {
+    let doc: Option<String> = conn
+        .prepare_cached("SELECT p.dependencies FROM invocations i JOIN plans p ON p.hash = i.plan WHERE i.id = ?1")?
+        .query_row(params![id], |r| r.get(0))
+        .optional()?;
+    Ok(doc.and_then(|d| serde_json::from_str(&d).ok()).unwrap_or_default())
+}
+
 impl Invocation {
     /// How long the invocation took, by its stored times. Rows are read as
     /// stored, so the difference saturates instead of overflowing.
@@ -247,12 +283,13 @@ impl History {
         // a deferred transaction upgrading later gets BUSY at once when
         // another vx is writing.
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let plan = record_plan(&tx, runs)?;
         let tags = serde_json::to_string(&invocation.tags).expect("tags serialize");
         let d = &invocation.detail;
         let args = serde_json::to_string(&d.args).expect("args serialize");
         tx.execute(
-            "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code, args, git_commit, branch, env_mode, wall_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO invocations (command, cwd, tags, started_ms, ended_ms, exit_code, args, git_commit, branch, env_mode, wall_ms, plan)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 invocation.command,
                 invocation.cwd,
@@ -264,18 +301,18 @@ impl History {
                 d.git_commit,
                 d.branch,
                 d.env_mode,
-                d.wall_ms
+                d.wall_ms,
+                plan
             ],
         )?;
         let id = tx.last_insert_rowid();
         {
             let mut insert = tx.prepare_cached(
                 "INSERT INTO task_runs (invocation, task, key, status, cache, duration_ms, exit_code, attempts, cpu_ms,
-                                            peak_rss_bytes, start_ms, executor, dependencies, reason)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                            peak_rss_bytes, start_ms, executor, reason)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?;
             for r in runs {
-                let dependencies = serde_json::to_string(&r.dependencies).expect("ids serialize");
                 insert.execute(params![
                     id,
                     r.task,
@@ -289,7 +326,6 @@ impl History {
                     r.peak_rss_bytes,
                     r.start_ms,
                     r.executor,
-                    dependencies,
                     r.reason
                 ])?;
             }

@@ -95,6 +95,11 @@ impl GlobFilter {
         Ok(GlobFilter { include: build(include)?, exclude: build(exclude)?, roots: kept })
     }
 
+    /// The literal prefixes a walk enters ("" for the base itself).
+    pub fn roots(&self) -> &[String] {
+        &self.roots
+    }
+
     pub fn matches(&self, rel: &str) -> bool {
         self.include.is_match(rel) && !self.exclude.is_match(rel)
     }

@@ -41,9 +41,11 @@ mod history;
 mod inputs;
 mod key;
 mod mode;
+mod monitor;
 mod remote;
 mod runtime;
 mod store;
+mod watchman;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,8 +61,9 @@ pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
-pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, median};
+pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, median, recorded_plan};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
+pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use remote::RemoteTier;
@@ -109,6 +112,9 @@ pub struct Cache {
     wrote: std::sync::atomic::AtomicBool,
     /// Whether a run was already told that the store cannot be read.
     unreadable_told: std::sync::atomic::AtomicBool,
+    /// The file-system monitor's word on what changed, and the input
+    /// lists kept from the last run (`monitor`); `None` without one.
+    monitor: Option<Monitor>,
 }
 
 /// Variable names and values; `Debug` shows only the names, so a debug
@@ -176,6 +182,7 @@ impl Cache {
             filters: std::sync::Mutex::default(),
             wrote: std::sync::atomic::AtomicBool::new(false),
             unreadable_told: std::sync::atomic::AtomicBool::new(false),
+            monitor: Monitor::open(&ws.root, &state, ws.cache.monitor),
         };
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
@@ -291,6 +298,42 @@ impl Cache {
         Ok(files)
     }
 
+    /// A task's hashed input files: kept from the last run when the
+    /// file-system monitor says nothing changed where they were walked
+    /// (`monitor`), else walked and hashed (and kept for the next run).
+    fn input_hashes(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Hashed, CacheError> {
+        let Some(monitor) = &self.monitor else {
+            return Ok(Arc::new(self.hash_all(self.input_refs(root, project_dir, task)?)?));
+        };
+        let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
+        let id = format!("{}\0{:?}\0{:?}\0{nested:?}", project_dir.display(), task.inputs, task.outputs);
+        if let Some(files) = monitor.get(&id) {
+            return Ok(files);
+        }
+        let files = Arc::new(self.hash_all(self.input_refs(root, project_dir, task)?)?);
+        monitor.put(id, self.covered(root, project_dir, task)?, files.clone());
+        Ok(files)
+    }
+
+    /// The directories (workspace-relative) the walks of a task's inputs
+    /// enter: the literal prefixes of its globs.
+    fn covered(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<String>, CacheError> {
+        let globs = InputGlobs::split(task.inputs.as_deref());
+        let outputs = OutputGlobs::split(&task.outputs);
+        let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().into_owned();
+        let join = |r: &String| match (prefix.is_empty(), r.is_empty()) {
+            (true, _) => r.clone(),
+            (false, true) => prefix.clone(),
+            (false, false) => format!("{prefix}/{r}"),
+        };
+        let mut covered: Vec<String> =
+            self.filter(globs.project.as_deref(), &outputs.project)?.roots().iter().map(join).collect();
+        if globs.has_anchored() {
+            covered.extend(self.filter(Some(&globs.anchored), &[])?.roots().iter().cloned());
+        }
+        Ok(covered)
+    }
+
     fn hash_ref(&self, f: &FileRef) -> std::io::Result<blake3::Hash> {
         match &f.stat {
             Some(stat) => self.hasher.hash_stat(&f.abs, stat),
@@ -336,7 +379,7 @@ impl Cache {
         deps: &[(String, CacheKey)],
     ) -> Result<(CacheKey, KeyManifest), CacheError> {
         let runtime = self.runtime_outputs(task)?;
-        let files = self.hash_all(self.input_refs(root, project_dir, task)?)?;
+        let files = self.input_hashes(root, project_dir, task)?;
         let env = self.hashed_env(task);
         let mut deps = deps.to_vec();
         deps.sort();
@@ -352,7 +395,7 @@ impl Cache {
             env_mode: self.env_mode.as_str(),
             env: &env,
             runtime: &runtime,
-            files: &files,
+            files: &files[..],
             global: &self.global,
             deps: &deps,
             package: project,
@@ -515,6 +558,9 @@ impl Cache {
     pub fn save_index(&self) {
         if let Err(e) = self.hasher.save() {
             tracing::warn!("could not save the stat index: {e}");
+        }
+        if let Some(Err(e)) = self.monitor.as_ref().map(Monitor::save) {
+            tracing::warn!("could not save .vx/tree-snapshot: {e}");
         }
     }
 

@@ -320,6 +320,8 @@ pub struct CacheSettings {
     pub max_size: u64,
     pub max_age: Duration,
     pub remote: Option<String>,
+    /// `monitor`: whether a file-system monitor may spare walks of unchanged trees.
+    pub monitor: crate::cache::MonitorMode,
 }
 
 #[derive(Debug, Clone)]

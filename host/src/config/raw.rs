@@ -38,6 +38,7 @@ pub struct RawCache {
     pub max_size: Option<Spanned<String>>,
     pub max_age: Option<Spanned<String>>,
     pub remote: Option<Spanned<String>>,
+    pub monitor: Option<Spanned<String>>,
 }
 
 /// `[remote]`: a REAPI v2 server (docs/remote.md).

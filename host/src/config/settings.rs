@@ -28,6 +28,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
         max_size: DEFAULT_MAX_SIZE,
         max_age: DEFAULT_MAX_AGE,
         remote: None,
+        monitor: crate::cache::MonitorMode::default(),
     };
     let Some((source, raw)) = file else { return Ok(RootSettings { cache, ..RootSettings::default() }) };
     let global_inputs = raw
@@ -47,6 +48,14 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
             cache.max_age = parse_duration(age.get_ref()).map_err(|m| source.error(Some(age.span()), m))?;
         }
         cache.remote = c.remote.as_ref().map(|r| r.get_ref().clone());
+        if let Some(monitor) = &c.monitor {
+            cache.monitor = crate::cache::MonitorMode::parse(monitor.get_ref()).ok_or_else(|| {
+                source.error(
+                    Some(monitor.span()),
+                    format!("[cache] monitor is `auto`, `watchman` or `off`, not `{}`", monitor.get_ref()),
+                )
+            })?;
+        }
     }
     let plugins = raw
         .plugins

@@ -26,6 +26,7 @@ pub fn recorded_document(history: &History, id: i64) -> Result<Option<Value>, Hi
                 start_ms, executor, dependencies, reason
          FROM task_runs WHERE invocation = ?1 ORDER BY rowid",
     )?;
+    let plan = crate::cache::recorded_plan(conn, id)?;
     let origin = Instant::now();
     let mut planned = Vec::new();
     let rows = stmt.query_map(params![id], |row| {
@@ -48,7 +49,11 @@ pub fn recorded_document(history: &History, id: i64) -> Result<Option<Value>, Hi
             usage: cpu_ms.map(|cpu| Usage { cpu: millis(cpu), peak_rss_bytes: peak.unwrap_or(0).max(0) as u64 }),
             ..TaskResult::not_run(id.clone(), status_of(&status))
         };
-        let dependencies = dependencies.and_then(|d| serde_json::from_str(&d).ok()).unwrap_or_default();
+        // Older runs kept each task's list in its row; newer ones in the plan.
+        let dependencies = dependencies
+            .and_then(|d| serde_json::from_str(&d).ok())
+            .or_else(|| plan.get(&id).cloned())
+            .unwrap_or_default();
         Ok((result, reason, executor.map(|executor| PlannedTask { id, executor, dependencies })))
     })?;
     let (mut results, mut reasons) = (Vec::new(), Vec::new());

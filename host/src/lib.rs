@@ -51,6 +51,7 @@ pub mod lock;
 pub mod lockfile;
 pub mod paths;
 pub mod plugin;
+pub mod prune;
 pub mod remote;
 pub mod report;
 pub mod run;

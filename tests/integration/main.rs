@@ -36,6 +36,7 @@ mod picker;
 mod plan_views;
 mod plugins;
 mod plugins_hostile;
+mod prune;
 mod reapi_cache;
 mod reapi_exec;
 mod reapi_hostile;

@@ -15,7 +15,7 @@ use crate::common::fixtures::task;
 use crate::common::log_cmd as log;
 use crate::common::{Output, TestEnv};
 
-fn manager_bin(name: &str) -> PathBuf {
+pub(super) fn manager_bin(name: &str) -> PathBuf {
     if name == "npm" {
         return PathBuf::from("npm");
     }

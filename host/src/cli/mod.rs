@@ -15,6 +15,7 @@ mod lock;
 mod pick;
 mod plugin_cmd;
 mod plugin_new;
+mod prune;
 mod run;
 mod show;
 mod translate;
@@ -67,6 +68,7 @@ enum Commands {
     Completions(completions::CompletionsArgs),
     Plugin(plugin_cmd::PluginArgs),
     Worker(worker::WorkerArgs),
+    Prune(prune::PruneArgs),
     /// The guard process vx starts for itself (internal).
     #[command(name = "__guard", hide = true)]
     Guard {
@@ -123,6 +125,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Worker(a) => worker::cmd_worker(a),
         Commands::Dashboard(a) => dashboard::cmd_dashboard(a, &cwd),
+        Commands::Prune(a) => prune::cmd_prune(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }
 }

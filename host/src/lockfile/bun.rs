@@ -145,7 +145,7 @@ fn read_entry<'a>(path: &str, entry: &'a [Value]) -> Result<(Option<ResolvedDep>
 }
 
 /// `@fx/web/vxf-pad/@vxf/core` → [`@fx/web`, `vxf-pad`, `@vxf/core`].
-fn segments(path: &str) -> Vec<&str> {
+pub(crate) fn segments(path: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {

@@ -29,7 +29,7 @@
 //! normal form, for the same key; [`diff_slices`] says what moved between
 //! two slices, for `vx why`.
 
-mod bun;
+pub(crate) mod bun;
 mod dep;
 mod diff;
 mod digest;
@@ -39,11 +39,11 @@ mod graph;
 pub(crate) mod jsonc;
 mod npm;
 mod package_json;
-mod pnpm;
+pub(crate) mod pnpm;
 mod read;
 mod workspaces;
-mod yaml;
-mod yarn;
+pub(crate) mod yaml;
+pub(crate) mod yarn;
 mod yarn_classic;
 
 #[cfg(test)]

@@ -157,6 +157,12 @@ fn pin(key: &str, package: &Package) -> ResolvedDep {
 }
 
 /// The keys a dependency's resolved reference may name, most likely first.
+/// The snapshot keys a lockfile 9 `version` may name, likeliest first
+/// (`vx prune` follows them).
+pub(crate) fn v9_instance_keys(name: &str, reference: &str) -> Vec<String> {
+    instance_keys(Version::V9, name, reference)
+}
+
 /// pnpm writes the bare version when the instance is the dependency's own
 /// name at that version, and the whole key otherwise (an alias, a git or
 /// tarball dependency).
@@ -182,7 +188,7 @@ fn instance_keys(version: Version, name: &str, reference: &str) -> Vec<String> {
 }
 
 /// `vxf-widget@1.0.0(vxf-peer@1.0.0)` → `vxf-widget@1.0.0`.
-fn without_peers(key: &str) -> &str {
+pub(crate) fn without_peers(key: &str) -> &str {
     key.find('(').map_or(key, |i| &key[..i])
 }
 

@@ -134,7 +134,7 @@ fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
 
 /// `%40` → `@`, as yarn writes a locator into a descriptor (an invalid
 /// escape is kept as it is).
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -39,6 +39,7 @@ mod reapi_cache;
 mod reapi_exec;
 mod reapi_hostile;
 mod retries;
+mod scheduling;
 mod sandbox;
 mod selection;
 mod spec;

@@ -69,7 +69,7 @@ impl DryPlan<'_> {
                 .map(|o| self.graph.nodes[o].id.to_string())
                 .collect();
             if !others.is_empty() {
-                out.push(format!("mutex {name} with {}", others.join(", ")));
+                out.push(format!("shares mutex {name} with {}", others.join(", ")));
             }
         }
         let r = task.resources;
@@ -218,7 +218,7 @@ impl DryPlan<'_> {
         }
         let contends = self.contention(n);
         if !contends.is_empty() {
-            notes.push(format!("waits for {}", contends.join("; ")));
+            notes.push(contends.join("; "));
         }
         let flaky = notes.join(" · ");
         [

@@ -346,6 +346,7 @@ mod tests {
             open_line: false,
             persistent: false,
             interactive: false,
+            waiting: None,
         }
     }
 

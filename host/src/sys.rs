@@ -21,7 +21,8 @@ pub fn physical_memory() -> Option<u64> {
             let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
             Some(kib * 1024)
         });
-        let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<u64>().ok());
+        let cgroup =
+            std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<u64>().ok());
         match (total, cgroup) {
             (Some(t), Some(c)) => Some(t.min(c)),
             (t, c) => t.or(c),

@@ -29,7 +29,10 @@ fn rand_suffix() -> u64 {
 fn projects(env: &TestEnv, tasks: &[(&str, String, String)]) {
     env.workspace(&["p/*"]);
     for (name, command, extra) in tasks {
-        env.write(&format!("p/{name}/vx.toml"), &format!("[project]\nname = \"{name}\"\n{}", task("t", command, extra)));
+        env.write(
+            &format!("p/{name}/vx.toml"),
+            &format!("[project]\nname = \"{name}\"\n{}", task("t", command, extra)),
+        );
     }
 }
 
@@ -192,7 +195,10 @@ fn bad_scheduling_values_are_one_line_config_errors_with_the_fix() {
 fn a_group_cannot_have_a_mutex() {
     let env = TestEnv::new();
     env.workspace(&["p/*"]);
-    env.write("p/a/vx.toml", &format!("{}\n[tasks.all]\ndepends-on = [\"t\"]\nmutex = \"db\"\n", task("t", "true", "")));
+    env.write(
+        "p/a/vx.toml",
+        &format!("{}\n[tasks.all]\ndepends-on = [\"t\"]\nmutex = \"db\"\n", task("t", "true", "")),
+    );
     let out = env.vx(&["run", "all"]);
     out.assert_code(2);
     assert!(out.error_line().contains("which cannot have `mutex`"), "{out}");

@@ -79,7 +79,7 @@ fn priority(raw: &Spanned<String>, source: &Source) -> Result<Priority, Diagnost
         "normal" => Ok(Priority::Normal),
         "high" => Ok(Priority::High),
         other => {
-            let hint = did_you_mean(other, ["low", "normal", "high"].into_iter());
+            let hint = did_you_mean(other, ["low", "normal", "high"]);
             Err(source
                 .error(Some(raw.span()), format!("unknown priority `{other}`{hint}"))
                 .with_hint("`priority` is `\"low\"`, `\"normal\"` (the default) or `\"high\"`"))

@@ -26,14 +26,30 @@ pub struct Budget {
 /// Why a ready task has not started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Wait {
-    Cpus { need: u64, free: u64, budget: u64 },
-    Memory { need: u64, free: u64, budget: u64 },
+    Cpus {
+        need: u64,
+        free: u64,
+        budget: u64,
+    },
+    Memory {
+        need: u64,
+        free: u64,
+        budget: u64,
+    },
     /// It would fit, but a task ahead of it in line waits for that room.
-    Behind { node: usize },
+    Behind {
+        node: usize,
+    },
     /// Another task of this vx holds the mutex.
-    MutexHere { name: String, node: usize },
+    MutexHere {
+        name: String,
+        node: usize,
+    },
     /// Another process holds the mutex (its pid, when it wrote one).
-    MutexElsewhere { name: String, pid: Option<u32> },
+    MutexElsewhere {
+        name: String,
+        pid: Option<u32>,
+    },
 }
 
 impl Wait {
@@ -61,7 +77,7 @@ impl Wait {
 
 /// Thousandths of a cpu as written in config: `2`, `0.5`.
 pub fn cpus(millicpus: u64) -> String {
-    if millicpus % 1000 == 0 {
+    if millicpus.is_multiple_of(1000) {
         (millicpus / 1000).to_string()
     } else {
         format!("{}", millicpus as f64 / 1000.0)
@@ -125,7 +141,13 @@ impl Admission {
     /// Whether `node` may start in this pass; on success its (clamped)
     /// share is taken from the pass. A task that waits for room reserves
     /// its share from the rest of the pass.
-    pub fn check(&self, pass: &mut Pass, node: usize, share: Resources, mutex: Option<&str>) -> Result<Resources, Wait> {
+    pub fn check(
+        &self,
+        pass: &mut Pass,
+        node: usize,
+        share: Resources,
+        mutex: Option<&str>,
+    ) -> Result<Resources, Wait> {
         if let Some(name) = mutex
             && let Some(&holder) = self.mutexes.get(name)
             && holder != node
@@ -275,7 +297,10 @@ mod tests {
     #[test]
     fn wait_texts() {
         let id = |n: usize| format!("p{n}#t");
-        assert_eq!(Wait::Cpus { need: 2000, free: 500, budget: 4000 }.text(id), "waiting for cpus: needs 2, 0.5 of 4 free");
+        assert_eq!(
+            Wait::Cpus { need: 2000, free: 500, budget: 4000 }.text(id),
+            "waiting for cpus: needs 2, 0.5 of 4 free"
+        );
         assert_eq!(
             Wait::MutexElsewhere { name: "db".into(), pid: Some(7) }.text(id),
             "waiting for mutex db, held by another vx (pid 7)"

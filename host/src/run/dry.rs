@@ -81,11 +81,7 @@ impl DryPlan<'_> {
             ));
         }
         if let Some(budget) = self.budget.memory.filter(|&b| r.memory > b) {
-            out.push(format!(
-                "needs {} of --memory {}: runs alone",
-                format_bytes(r.memory),
-                format_bytes(budget)
-            ));
+            out.push(format!("needs {} of --memory {}: runs alone", format_bytes(r.memory), format_bytes(budget)));
         }
         out
     }

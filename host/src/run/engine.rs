@@ -381,13 +381,7 @@ impl<'w> Session<'w> {
 
     /// Starts an admitted node; `None` when it settled without starting
     /// (refused, or a group after a failure).
-    async fn start(
-        &mut self,
-        cycle: &mut Cycle<'w>,
-        node: usize,
-        share: Resources,
-        mutex: Option<&str>,
-    ) -> Option<()> {
+    async fn start(&mut self, cycle: &mut Cycle<'w>, node: usize, share: Resources, mutex: Option<&str>) -> Option<()> {
         let id = self.shared.graph.nodes[node].id.to_string();
         let job = match self.shared.prepare(node) {
             Ok(job) => job,
@@ -484,7 +478,10 @@ impl<'w> Session<'w> {
             if let Err(pid) = self.machine.try_take(node, name) {
                 let graph = self.shared.graph;
                 let wait = Wait::MutexElsewhere { name: name.to_string(), pid };
-                self.shared.events.note(id, &format!("restarted without its mutex: {}", wait.text(|n| graph.nodes[n].id.to_string())));
+                self.shared.events.note(
+                    id,
+                    &format!("restarted without its mutex: {}", wait.text(|n| graph.nodes[n].id.to_string())),
+                );
             }
         }
         match self.shared.prepare(node) {

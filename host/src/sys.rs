@@ -9,3 +9,23 @@ pub fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
+
+/// The memory tasks may use, in bytes: the machine's (`MemTotal`), or the
+/// cgroup's limit when it is lower (a container). `None` when neither can
+/// be read.
+pub fn physical_memory() -> Option<u64> {
+    static MEMORY: OnceLock<Option<u64>> = OnceLock::new();
+    *MEMORY.get_or_init(|| {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        });
+        let cgroup =
+            std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<u64>().ok());
+        match (total, cgroup) {
+            (Some(t), Some(c)) => Some(t.min(c)),
+            (t, c) => t.or(c),
+        }
+    })
+}

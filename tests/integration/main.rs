@@ -42,6 +42,7 @@ mod reapi_exec;
 mod reapi_hostile;
 mod retries;
 mod sandbox;
+mod scheduling;
 mod selection;
 mod shard;
 mod spec;

@@ -114,6 +114,30 @@ pub fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
     }
 }
 
+/// `--memory SIZE`, `P%` of the machine's memory, or `unlimited` (`None`:
+/// memory is not counted).
+pub fn parse_memory(text: &str, command: &str) -> Result<Option<u64>> {
+    let wants = "a size like `8GiB`, a share of the machine's memory like `50%`, or `unlimited`";
+    if text.trim() == "unlimited" {
+        return Ok(None);
+    }
+    if let Some(pct) = text.strip_suffix('%') {
+        let pct: f64 = pct.trim().parse().map_err(|_| usage("--memory", text, wants, command))?;
+        if !(pct > 0.0 && pct.is_finite()) {
+            return Err(usage("--memory", text, wants, command));
+        }
+        let Some(total) = crate::sys::physical_memory() else {
+            return Err(Error::usage(format!("--memory {text}: vx cannot read this machine's memory"))
+                .with_hint("give a size, as in `--memory 8GiB`"));
+        };
+        return Ok(Some((total as f64 * pct / 100.0) as u64));
+    }
+    match crate::config::duration::parse_size(text) {
+        Ok(bytes) if bytes > 0 => Ok(Some(bytes)),
+        _ => Err(usage("--memory", text, wants, command)),
+    }
+}
+
 /// `--tag k=v`, split on the first `=`.
 pub fn parse_tag(text: &str, command: &str) -> Result<(String, String)> {
     match text.split_once('=') {
@@ -133,6 +157,16 @@ mod tests {
         for bad in ["0", "-1", "x", "0%", "%", "1.5"] {
             let e = parse_concurrency(bad, "run").unwrap_err();
             assert!(e.message.contains("share of the cores"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn memory_forms() {
+        assert_eq!(parse_memory("1GiB", "run").unwrap(), Some(1 << 30));
+        assert_eq!(parse_memory("unlimited", "run").unwrap(), None);
+        for bad in ["0", "2 potatoes", "x", "0%", "-1GiB"] {
+            let e = parse_memory(bad, "run").unwrap_err();
+            assert!(e.message.contains("a size like `8GiB`"), "{bad}: {e}");
         }
     }
 

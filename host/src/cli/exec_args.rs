@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use clap_complete::ArgValueCompleter;
 
-use super::args::parse_concurrency;
+use super::args::{parse_concurrency, parse_memory};
 use super::choice::choice;
 use super::completions::{complete_projects, complete_tasks};
 use crate::cache::{Cache, CacheMode};
@@ -49,10 +49,17 @@ pub struct ExecArgs {
     #[arg(long, visible_alias = "exclude-dependencies")]
     pub only: bool,
 
-    /// Tasks at once: a positive integer or a share of the cores (`50%`).
+    /// The cpus tasks may hold at once: a positive integer or a share of
+    /// the cores (`50%`). A task holds one, or its `resources.cpus`.
     /// Default: the number of cores.
     #[arg(long, value_name = "N|P%")]
     pub concurrency: Option<String>,
+
+    /// The memory tasks may hold at once, counted from their
+    /// `resources.memory`: a size (`8GiB`), a share of the machine's
+    /// memory (`50%`) or `unlimited`. Default: the machine's memory.
+    #[arg(long, value_name = "SIZE|P%")]
+    pub memory: Option<String>,
 
     /// After a failure: `never` (default: stop starting tasks), `dependents-ok`
     /// (keep running what does not depend on the failure; Turborepo's
@@ -131,6 +138,10 @@ impl ExecArgs {
             Some(c) => parse_concurrency(c, command)?,
             None => crate::sys::cores(),
         };
+        let memory = match &self.memory {
+            Some(m) => parse_memory(m, command)?,
+            None => crate::sys::physical_memory(),
+        };
         let timeout = self
             .timeout
             .as_deref()
@@ -142,6 +153,7 @@ impl ExecArgs {
             .transpose()?;
         let opts = RunOptions {
             concurrency,
+            memory,
             continue_mode: self.continue_mode.unwrap_or_default(),
             output_logs: self.output_logs,
             log_order: self.log_order,

@@ -364,6 +364,7 @@ fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions
         flaky: &flaky,
         prediction,
         run_executor: opts.executor.as_deref(),
+        budget: opts.budget(),
     };
     let text = match format {
         Format::Text => dry.to_text(verbose),

@@ -20,6 +20,7 @@ mod npm;
 mod raw;
 mod resolve;
 mod sandbox;
+mod schedule;
 mod settings;
 mod task;
 
@@ -28,8 +29,8 @@ pub use discover::expand_project_globs;
 pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use model::{
-    CacheSettings, Command, EnvSettings, Network, PluginSettings, Project, REAPI_REMOTE, Ready, RemoteSettings,
-    RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
+    CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, Ready,
+    RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace};

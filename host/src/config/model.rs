@@ -203,6 +203,48 @@ pub struct Task {
     pub retries: u32,
     /// Run confined to its declarations (`sandbox`, docs/sandbox.md).
     pub sandbox: Option<Sandbox>,
+    /// Its share of the run's cpu and memory budgets (`resources`).
+    pub resources: Resources,
+    /// `mutex`: no two tasks holding this name run at once, in this vx or
+    /// any other on the machine.
+    pub mutex: Option<String>,
+    /// `priority`: breaks ties among ready tasks.
+    pub priority: Priority,
+}
+
+/// A task's share of `--concurrency` (in thousandths of a cpu, so `0.5`
+/// is exact) and of `--memory` (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    pub millicpus: u64,
+    pub memory: u64,
+}
+
+impl Default for Resources {
+    /// One cpu and no memory: a task that declares nothing counts as one
+    /// task against `--concurrency`, as before resources existed.
+    fn default() -> Self {
+        Resources { millicpus: 1000, memory: 0 }
+    }
+}
+
+/// `priority`: which of two ready tasks starts first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    Low,
+    #[default]
+    Normal,
+    High,
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+        }
+    }
 }
 
 /// `sandbox = true` or its table: what a sandboxed task may touch beyond
@@ -252,6 +294,9 @@ impl Task {
             origin,
             retries: 0,
             sandbox: None,
+            resources: Resources::default(),
+            mutex: None,
+            priority: Priority::Normal,
         }
     }
 

@@ -100,6 +100,20 @@ pub struct RawTask {
     pub retries: Option<Spanned<i64>>,
     /// `true` or a table (`config::sandbox`).
     pub sandbox: Option<Spanned<toml::Value>>,
+    /// `{ memory = "2GiB", cpus = 2 }` (`config::schedule`).
+    pub resources: Option<Spanned<RawResources>>,
+    pub mutex: Option<Spanned<String>>,
+    pub priority: Option<Spanned<String>>,
+}
+
+/// `resources = { memory = "2GiB", cpus = 2 }`: a task's share of the
+/// run's budgets. `cpus` is kept as a value so a fraction (`0.5`) and a
+/// whole number both parse, and a string gets a message of its own.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawResources {
+    pub memory: Option<Spanned<String>>,
+    pub cpus: Option<Spanned<toml::Value>>,
 }
 
 /// `ready = { log = "…" }`, `{ port = N }` or `{ path = "FILE" }`.

@@ -113,6 +113,7 @@ fn configured_task(
     }
     let ready = task_ready(raw, persistent, source)?;
     let retries = task_retries(raw, persistent, source)?;
+    let (resources, mutex, priority) = super::schedule::task_schedule(raw, source)?;
     Ok(Task {
         name,
         command,
@@ -132,6 +133,9 @@ fn configured_task(
         origin: TaskOrigin::Config,
         retries,
         sandbox: super::sandbox::task_sandbox(&raw.sandbox, source)?,
+        resources,
+        mutex,
+        priority,
     })
 }
 
@@ -174,6 +178,9 @@ fn group_task(
         ("runtime", raw.runtime.is_some()),
         ("retries", raw.retries.is_some()),
         ("sandbox", raw.sandbox.is_some()),
+        ("resources", raw.resources.is_some()),
+        ("mutex", raw.mutex.is_some()),
+        ("priority", raw.priority.is_some()),
     ];
     if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
         return Err(source

@@ -37,6 +37,9 @@ use crate::error::ErrorKind;
 pub enum Event<'a> {
     /// The plan is fixed: these tasks will be walked, in this order.
     Planned { tasks: &'a [String], concurrency: usize },
+    /// A ready task cannot start yet: `reason` says what it waits for
+    /// (cpus, memory, a mutex); `None` once it no longer waits.
+    Waiting { task: &'a str, reason: Option<&'a str> },
     /// A task's command is starting (a cache miss when it has a key).
     Started { task: &'a str, key: Option<&'a str>, executor: &'a str },
     /// One line of a task's output, with its newline when it had one; a

@@ -2,11 +2,13 @@
 //! takes outcomes back. It knows nothing of processes or caches (the
 //! Turborepo walker's split); the run loop asks it what may start.
 //!
-//! Among ready tasks it prefers those with the longest chain of work
-//! waiting on them, so the critical path starts first.
+//! Among ready tasks it prefers those of a higher rank (the task's
+//! `priority`, which the caller hands in), then those with the longest
+//! chain of work waiting on them, so the critical path starts first, then
+//! the lower node index, so the order is the same on every run.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeSet;
 
 use super::build::TaskGraph;
 
@@ -54,7 +56,10 @@ pub struct Walker<'g> {
     /// persistent task that became ready).
     released: Vec<bool>,
     priority: Vec<u32>,
-    ready: BinaryHeap<(u32, Reverse<usize>)>,
+    /// Each node's rank (higher starts first); all equal unless
+    /// [`Walker::with_ranks`] set them.
+    rank: Vec<u8>,
+    ready: BTreeSet<(Reverse<u8>, Reverse<u32>, usize)>,
     stopped_by: Option<usize>,
     skipped: Vec<(usize, SkipReason)>,
 }
@@ -75,7 +80,8 @@ impl<'g> Walker<'g> {
             blocked_by: vec![None; n],
             released: vec![false; n],
             priority,
-            ready: BinaryHeap::new(),
+            rank: vec![0; n],
+            ready: BTreeSet::new(),
             stopped_by: None,
             skipped: Vec::new(),
         };
@@ -110,20 +116,45 @@ impl<'g> Walker<'g> {
         walker
     }
 
+    /// The same walker with each node ranked (a higher rank starts first
+    /// among ready nodes, before the critical path decides).
+    pub fn with_ranks(mut self, ranks: &[u8]) -> Self {
+        debug_assert_eq!(ranks.len(), self.rank.len(), "one rank per node");
+        let ready: Vec<usize> = self.ready.iter().map(|&(_, _, n)| n).collect();
+        self.rank = ranks.to_vec();
+        self.ready = ready.into_iter().map(|n| self.entry(n)).collect();
+        self
+    }
+
+    fn entry(&self, node: usize) -> (Reverse<u8>, Reverse<u32>, usize) {
+        (Reverse(self.rank[node]), Reverse(self.priority[node]), node)
+    }
+
     fn make_ready(&mut self, node: usize) {
         self.state[node] = State::Ready;
-        self.ready.push((self.priority[node], Reverse(node)));
+        self.ready.insert(self.entry(node));
     }
 
     /// The next task that may start, marked running; `None` when nothing is
     /// ready now or the run has stopped taking tasks.
     pub fn next_ready(&mut self) -> Option<usize> {
-        if self.stopped_by.is_some() {
-            return None;
-        }
-        let (_, Reverse(node)) = self.ready.pop()?;
-        self.state[node] = State::Running;
+        let node = self.ready_in_order().next()?;
+        self.take(node);
         Some(node)
+    }
+
+    /// The ready tasks, the one to start first first; none once the run
+    /// has stopped taking tasks. The caller starts some with [`Walker::take`].
+    pub fn ready_in_order(&self) -> impl Iterator<Item = usize> + '_ {
+        let stopped = self.stopped_by.is_some();
+        self.ready.iter().filter(move |_| !stopped).map(|&(_, _, n)| n)
+    }
+
+    /// Marks a ready task running (the caller is starting it).
+    pub fn take(&mut self, node: usize) {
+        if self.ready.remove(&self.entry(node)) {
+            self.state[node] = State::Running;
+        }
     }
 
     /// A persistent task became ready: its dependents may start while it
@@ -283,6 +314,18 @@ mod tests {
         assert_eq!(w.next_ready(), Some(2));
         w.finish(2, true);
         assert!(w.skipped().is_empty());
+    }
+
+    #[test]
+    fn a_higher_rank_starts_before_the_critical_path() {
+        let g = chain();
+        let mut w = Walker::new(&g, ContinueMode::Never).with_ranks(&[0, 0, 0, 1]);
+        assert_eq!(w.ready_in_order().collect::<Vec<_>>(), vec![3, 0], "d is ranked higher than a's chain");
+        w.take(0);
+        assert_eq!(w.ready_in_order().collect::<Vec<_>>(), vec![3], "a taken out of order");
+        w.finish(0, true);
+        assert_eq!(w.next_ready(), Some(3));
+        assert_eq!(w.next_ready(), Some(1));
     }
 
     #[test]

@@ -265,6 +265,7 @@ impl Subscriber for Terminal {
             Event::Output { task, line } => self.line(task, line),
             Event::CacheHit { task, key, log, .. } => self.cached(task, key, log),
             Event::TaskNote { task, message } => self.note(task, message),
+            Event::Waiting { task, reason } => self.update_status(|s| s.waiting(task, reason)),
             Event::Finished { result, .. } if result.cache == CacheOutcome::Group => self.group_done(&result.id),
             Event::Finished { result, .. } => self.finished(&result.id, result.status == TaskStatus::Succeeded),
             Event::Warning { level, source, message } => eprintln!("{}", warning_line(level, source, message)),

@@ -1,19 +1,22 @@
 //! `--dry`: the plan without running it, as text for people and JSON for
 //! tools. Tasks come in dependency order. The text is one line per task
 //! (`id  status  ~ETA  executor`, and how often it was flaky lately); with
-//! `--verbose` each task's detail follows. Keys here are computed from the
+//! `--verbose` each task's detail follows. What a task would contend on
+//! (a mutex it shares with other planned tasks, a share over a budget)
+//! ends its line. Keys here are computed from the
 //! files as they are now; a task whose inputs are written by its
 //! dependencies can get a different key in the real run.
 
 use serde_json::json;
 
+use super::admission::{Budget, cpus};
 use super::eta::Prediction;
 use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::{Cache, Flakiness};
 use crate::config::{Command, Task, Workspace};
 use crate::graph::TaskGraph;
-use crate::report::format_duration;
+use crate::report::{format_bytes, format_duration};
 
 fn command_json(cmd: &Command) -> serde_json::Value {
     match cmd {
@@ -38,6 +41,8 @@ pub struct DryPlan<'a> {
     pub prediction: Prediction,
     /// `--executor`, over each task's own (servers stay local).
     pub run_executor: Option<&'a str>,
+    /// `--concurrency` and `--memory`, as admission shares them.
+    pub budget: Budget,
 }
 
 impl DryPlan<'_> {
@@ -48,6 +53,37 @@ impl DryPlan<'_> {
 
     fn executor(&self, n: usize) -> &str {
         effective_executor(self.task(n), self.run_executor)
+    }
+
+    /// What the task would wait for besides its dependencies: a mutex it
+    /// shares with other planned tasks, a share larger than a budget.
+    fn contention(&self, n: usize) -> Vec<String> {
+        let task = self.task(n);
+        let mut out = Vec::new();
+        if task.is_group() {
+            return out;
+        }
+        if let Some(name) = &task.mutex {
+            let others: Vec<String> = (0..self.graph.len())
+                .filter(|&o| o != n && self.task(o).mutex.as_ref() == Some(name) && !self.task(o).is_group())
+                .map(|o| self.graph.nodes[o].id.to_string())
+                .collect();
+            if !others.is_empty() {
+                out.push(format!("shares mutex {name} with {}", others.join(", ")));
+            }
+        }
+        let r = task.resources;
+        if r.millicpus > self.budget.millicpus {
+            out.push(format!(
+                "needs {} cpus of --concurrency {}: runs alone",
+                cpus(r.millicpus),
+                cpus(self.budget.millicpus)
+            ));
+        }
+        if let Some(budget) = self.budget.memory.filter(|&b| r.memory > b) {
+            out.push(format!("needs {} of --memory {}: runs alone", format_bytes(r.memory), format_bytes(budget)));
+        }
+        out
     }
 
     fn key_fields(&self, n: usize) -> (Option<String>, &'static str, serde_json::Value) {
@@ -100,6 +136,10 @@ impl DryPlan<'_> {
                     "executor": self.executor(n),
                     "timeout_ms": task.timeout.map(|t| t.as_millis() as u64),
                     "retries": task.retries,
+                    "resources": { "cpus": task.resources.millicpus as f64 / 1000.0, "memory": task.resources.memory },
+                    "mutex": task.mutex,
+                    "priority": task.priority.as_str(),
+                    "contends": self.contention(n),
                     "key": key,
                     "cache_status": status,
                     "key_components": components,
@@ -162,13 +202,21 @@ impl DryPlan<'_> {
         out
     }
 
-    /// `id`, cache status, `~ETA` (`-` without history), executor, and how
-    /// often it was flaky lately (empty when never).
+    /// `id`, cache status, `~ETA` (`-` without history), executor, how
+    /// often it was flaky lately and what it contends on (empty when
+    /// neither).
     fn row(&self, n: usize) -> [String; 5] {
         let eta = self.etas[n].map_or_else(|| "-".to_string(), |d| format!("~{}", format_duration(d)));
         let f = self.flaky[n];
-        let flaky =
-            if f.flaky > 0 { format!("flaky in {} of its last {} runs", f.flaky, f.executions) } else { String::new() };
+        let mut notes = Vec::new();
+        if f.flaky > 0 {
+            notes.push(format!("flaky in {} of its last {} runs", f.flaky, f.executions));
+        }
+        let contends = self.contention(n);
+        if !contends.is_empty() {
+            notes.push(contends.join("; "));
+        }
+        let flaky = notes.join(" · ");
         [
             self.graph.nodes[n].id.to_string(),
             self.statuses[n].as_str().to_string(),
@@ -204,6 +252,17 @@ impl DryPlan<'_> {
         }
         if task.retries > 0 {
             out.push_str(&format!("  retries:    {}\n", task.retries));
+        }
+        if !task.is_group() && task.resources != crate::config::Resources::default() {
+            let r = task.resources;
+            let memory = if r.memory > 0 { format!(", {}", format_bytes(r.memory)) } else { String::new() };
+            out.push_str(&format!("  resources:  {} cpu(s){memory}\n", cpus(r.millicpus)));
+        }
+        if let Some(name) = &task.mutex {
+            out.push_str(&format!("  mutex:      {name}\n"));
+        }
+        if task.priority != crate::config::Priority::Normal {
+            out.push_str(&format!("  priority:   {}\n", task.priority.as_str()));
         }
         let f = self.flaky[n];
         let history = match f.executions {

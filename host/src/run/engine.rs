@@ -1,6 +1,7 @@
-//! The engine: walks the task graph, keeps up to `--concurrency` tasks
-//! running, applies `--continue`, and stops everything through the guard
-//! on SIGINT/SIGTERM/SIGHUP. It prints nothing: what happens is emitted on
+//! The engine: walks the task graph, starts ready tasks as their shares
+//! of the run's budgets and their mutexes allow (`run::admission`,
+//! `run::mutex`), applies `--continue`, and stops everything through the
+//! guard on SIGINT/SIGTERM/SIGHUP. It prints nothing: what happens is emitted on
 //! the run's event bus (`events`), and the subscribers show it.
 //!
 //! A [`Session`] owns what outlives one walk of the graph: the guard, the
@@ -19,12 +20,14 @@ use nix::sys::signal::Signal;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::admission::{Admission, Wait};
 use super::exec::Executors;
 use super::lifecycle::{JobResult, Shared};
+use super::mutex::{Delivered, MachineMutexes};
 use super::options::RunOptions;
 use super::signals::Signals;
 use crate::cache::{Cache, CacheKey, KeyManifest};
-use crate::config::Workspace;
+use crate::config::{Resources, Workspace};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{Bus, Event, RunSummary, TaskResult, TaskStatus, bridge};
 use crate::graph::{SkipReason, TaskGraph, Walker};
@@ -84,6 +87,13 @@ pub struct Session<'w> {
     ended_rx: mpsc::UnboundedReceiver<(u64, JobResult)>,
     /// Restart requests from the front end (`--ui=tui`), by task id.
     restarts: Option<mpsc::UnboundedReceiver<String>>,
+    /// The budgets and in-process mutexes; servers keep their mutex
+    /// across the cycles of `vx watch`.
+    admission: Admission,
+    /// Mutex locks shared with the other vx processes of the machine.
+    machine: MachineMutexes,
+    /// Locks a waiting thread took: time to look at the ready queue again.
+    delivered_rx: mpsc::UnboundedReceiver<Delivered>,
     /// Warnings from the cache, remote and guard code reach this run's bus.
     _routed: bridge::Routed,
 }
@@ -98,9 +108,11 @@ struct Cycle<'g> {
     running: JoinSet<JobResult>,
     manifests: Vec<(String, String, KeyManifest)>,
     interrupted: Option<ErrorKind>,
-    /// Tasks holding a concurrency slot: all running ones, except
+    /// Tasks holding a share of the budgets: all running ones, except
     /// persistent tasks once ready (a server must not starve its dependents).
     in_slot: BTreeSet<usize>,
+    /// Ready tasks that wait, with the reason last emitted.
+    waiting: HashMap<usize, String>,
 }
 
 impl Cycle<'_> {
@@ -136,6 +148,8 @@ impl<'w> Session<'w> {
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         let routed = bridge::route(events.clone());
         let restarts = opts.controls.as_ref().and_then(|c| c.take_restarts());
+        let admission = Admission::new(opts.budget());
+        let (delivered_tx, delivered_rx) = mpsc::unbounded_channel();
         let shared = Shared {
             ws,
             graph,
@@ -158,6 +172,9 @@ impl<'w> Session<'w> {
             ended_tx,
             ended_rx,
             restarts,
+            admission,
+            machine: MachineMutexes::new(delivered_tx),
+            delivered_rx,
             _routed: routed,
         }
     }
@@ -186,6 +203,7 @@ impl<'w> Session<'w> {
             let (generation, (node, result, _)) = self.ended_rx.recv().await?;
             if self.servers.get(&node).is_some_and(|s| s.generation == generation) {
                 self.servers.remove(&node);
+                self.free(node);
                 return Some((self.shared.graph.nodes[node].id.to_string(), result));
             }
         }
@@ -196,7 +214,14 @@ impl<'w> Session<'w> {
         if let Some(server) = self.servers.remove(&node) {
             server.stop.notify_one();
             let _ = server.handle.await;
+            self.free(node);
         }
+    }
+
+    /// `node` ended: its share, its mutex and its mutex's lock file are free.
+    fn free(&mut self, node: usize) {
+        self.admission.release(node);
+        self.machine.release(node);
     }
 
     /// Stops every server, closes the guard and saves the cache's index.
@@ -226,13 +251,14 @@ impl<'w> Session<'w> {
         self.shared.events.emit(Event::Planned { tasks: &planned, concurrency: self.shared.opts.concurrency });
         let mut cycle = Cycle {
             started: Instant::now(),
-            walker: Walker::with_subset(graph, self.shared.opts.continue_mode, &member),
+            walker: Walker::with_subset(graph, self.shared.opts.continue_mode, &member).with_ranks(&self.ranks()),
             member,
             results: vec![None; graph.len()],
             running: JoinSet::new(),
             manifests: Vec::new(),
             interrupted: None,
             in_slot: BTreeSet::new(),
+            waiting: HashMap::new(),
         };
         loop {
             self.fill_slots(&mut cycle).await;
@@ -243,6 +269,7 @@ impl<'w> Session<'w> {
                 Some(joined) = cycle.running.join_next(), if !cycle.running.is_empty() => {
                     let (node, result, manifest) =
                         joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
+                    self.free(node);
                     cycle.settle(node, result, manifest);
                 }
                 Some((generation, (node, result, manifest))) = self.ended_rx.recv() => {
@@ -251,6 +278,7 @@ impl<'w> Session<'w> {
                 Some(node) = self.ready_rx.recv() => {
                     self.shared.events.emit(Event::Ready { task: &self.shared.graph.nodes[node].id.to_string() });
                     cycle.in_slot.remove(&node);
+                    self.admission.give_back(node);
                     if let Some(server) = self.servers.get_mut(&node) {
                         server.ready = true;
                     }
@@ -258,53 +286,162 @@ impl<'w> Session<'w> {
                 }
                 kind = signals.recv() => self.interrupt(&mut cycle, kind),
                 Some(id) = next_request(&mut self.restarts) => self.restart(&mut cycle, &id).await,
+                Some(lock) = self.delivered_rx.recv() => self.machine.deliver(lock),
             }
             if !self.keep_servers {
                 self.stop_unneeded_servers(&cycle.walker);
             }
         }
+        self.machine.drop_unused();
         Ok(self.finish(cycle).await)
     }
 
-    /// Starts ready tasks while slots are free.
+    /// Each node's rank in the ready queue: its task's `priority`.
+    fn ranks(&self) -> Vec<u8> {
+        let graph = self.shared.graph;
+        (0..graph.len()).map(|n| self.shared.task(n).priority as u8).collect()
+    }
+
+    /// Starts the ready tasks that admission lets in, in the walker's
+    /// order; the others get (or keep) a reason to wait.
     async fn fill_slots(&mut self, cycle: &mut Cycle<'w>) {
-        while cycle.in_slot.len() < self.shared.opts.concurrency.max(1) {
-            let Some(node) = cycle.walker.next_ready() else { break };
-            let id = self.shared.graph.nodes[node].id.to_string();
-            let job = match self.shared.prepare(node) {
-                Ok(job) => job,
-                Err(refused) => {
-                    let why = refused.to_string();
-                    self.shared.events.note(&id, &why);
-                    cycle.walker.finish(node, false);
-                    cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));
-                    continue;
-                }
-            };
-            if let Some(why) = job.group.then(|| failed_dependency(self.shared.graph, &cycle.results, node)).flatten() {
-                // `--continue=always` starts tasks whose dependencies failed;
-                // a group has nothing of its own to try, and succeeding would
-                // say its dependencies did.
-                cycle.walker.finish(node, false);
-                cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Skipped(why)));
-                continue;
+        let mut pass = self.admission.pass();
+        let ready: Vec<usize> = cycle.walker.ready_in_order().collect();
+        for node in ready {
+            if pass.full() {
+                break;
             }
-            if job.attempt.persistent.is_some() && self.servers.contains_key(&node) {
+            if self.shared.task(node).persistent && self.servers.contains_key(&node) {
                 // Still up from an earlier cycle: restart only if its key moved.
                 let now = self.shared.key_now(node).await;
                 if now.is_some() && now == self.key_of(node) {
+                    cycle.walker.take(node);
                     cycle.walker.finish(node, true);
                     continue;
                 }
+                let id = self.shared.graph.nodes[node].id.to_string();
                 self.shared.events.note(&id, "inputs changed; restarting");
                 self.stop_server(node).await;
+                pass = self.admission.pass();
             }
-            cycle.in_slot.insert(node);
-            if job.attempt.persistent.is_some() {
-                self.start_server(node, job);
-            } else {
-                cycle.running.spawn(job.run());
+            let (share, mutex) = self.share_of(node);
+            let share = match self.admission.check(&mut pass, node, share, mutex) {
+                Ok(share) => share,
+                Err(wait) => {
+                    self.wait(cycle, node, &wait);
+                    continue;
+                }
+            };
+            if let Some(name) = mutex
+                && let Err(pid) = self.machine.try_take(node, name)
+            {
+                self.admission.untake(&mut pass, share);
+                self.wait(cycle, node, &Wait::MutexElsewhere { name: name.to_string(), pid });
+                continue;
             }
+            cycle.walker.take(node);
+            if cycle.waiting.remove(&node).is_some() {
+                let id = self.shared.graph.nodes[node].id.to_string();
+                self.shared.events.emit(Event::Waiting { task: &id, reason: None });
+            }
+            if self.start(cycle, node, share, mutex).await.is_none() {
+                self.machine.release(node);
+            }
+        }
+        self.fail_stuck(cycle);
+    }
+
+    /// What `node` asks of admission: a group takes nothing (it runs
+    /// nothing), any other task its `resources` and `mutex`.
+    fn share_of(&self, node: usize) -> (Resources, Option<&'w str>) {
+        let task = self.shared.task(node);
+        if task.is_group() {
+            return (Resources { millicpus: 0, memory: 0 }, None);
+        }
+        (task.resources, task.mutex.as_deref())
+    }
+
+    /// Records why `node` waits, emitting the reason when it changed; the
+    /// first wait for another vx is also a note, since it may be long.
+    fn wait(&self, cycle: &mut Cycle<'_>, node: usize, wait: &Wait) {
+        let graph = self.shared.graph;
+        let text = wait.text(|n| graph.nodes[n].id.to_string());
+        if cycle.waiting.get(&node) == Some(&text) {
+            return;
+        }
+        let id = graph.nodes[node].id.to_string();
+        self.shared.events.emit(Event::Waiting { task: &id, reason: Some(&text) });
+        let elsewhere = matches!(wait, Wait::MutexElsewhere { .. });
+        let noted = cycle.waiting.get(&node).is_some_and(|t| t.contains("held by another vx"));
+        if elsewhere && !noted {
+            self.shared.events.note(&id, &text);
+        }
+        cycle.waiting.insert(node, text);
+    }
+
+    /// Starts an admitted node; `None` when it settled without starting
+    /// (refused, or a group after a failure).
+    async fn start(&mut self, cycle: &mut Cycle<'w>, node: usize, share: Resources, mutex: Option<&str>) -> Option<()> {
+        let id = self.shared.graph.nodes[node].id.to_string();
+        let job = match self.shared.prepare(node) {
+            Ok(job) => job,
+            Err(refused) => {
+                let why = refused.to_string();
+                self.shared.events.note(&id, &why);
+                cycle.walker.finish(node, false);
+                cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));
+                return None;
+            }
+        };
+        if let Some(why) = job.group.then(|| failed_dependency(self.shared.graph, &cycle.results, node)).flatten() {
+            // `--continue=always` starts tasks whose dependencies failed;
+            // a group has nothing of its own to try, and succeeding would
+            // say its dependencies did.
+            cycle.walker.finish(node, false);
+            cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Skipped(why)));
+            return None;
+        }
+        self.admission.take(node, share, mutex);
+        cycle.in_slot.insert(node);
+        if job.attempt.persistent.is_some() {
+            self.start_server(node, job);
+        } else {
+            cycle.running.spawn(job.run());
+        }
+        Some(())
+    }
+
+    /// Tasks that wait for a mutex held by a ready server of this vx, when
+    /// nothing else runs, would wait for ever: the server stops only once
+    /// they have settled (or when vx does). They fail, saying so.
+    fn fail_stuck(&self, cycle: &mut Cycle<'_>) {
+        let idle = cycle.running.is_empty() && self.servers.values().all(|s| s.ready);
+        if !idle || cycle.walker.is_stopped() {
+            return;
+        }
+        let graph = self.shared.graph;
+        let stuck: Vec<(usize, usize, String)> = cycle
+            .walker
+            .ready_in_order()
+            .filter_map(|n| {
+                let name = self.share_of(n).1?;
+                let holder = self.admission.holder(name).filter(|h| self.servers.contains_key(h))?;
+                Some((n, holder, name.to_string()))
+            })
+            .collect();
+        for (node, holder, name) in stuck {
+            let id = graph.nodes[node].id.to_string();
+            let why = format!(
+                "mutex {name} is held by the persistent task {}, which runs until it is no longer needed; give them different mutexes",
+                graph.nodes[holder].id
+            );
+            self.shared.events.note(&id, &why);
+            if cycle.waiting.remove(&node).is_some() {
+                self.shared.events.emit(Event::Waiting { task: &id, reason: None });
+            }
+            cycle.walker.take(node);
+            cycle.walker.finish(node, false);
+            cycle.results[node] = Some(TaskResult::not_run(id, TaskStatus::Failed(why)));
         }
     }
 
@@ -335,11 +472,24 @@ impl<'w> Session<'w> {
         }
         self.shared.events.note(id, "restarting");
         self.stop_server(node).await;
+        if let Some(name) = self.share_of(node).1 {
+            // It held its mutex; it takes it again to go on running.
+            self.admission.take(node, Resources { millicpus: 0, memory: 0 }, Some(name));
+            if let Err(pid) = self.machine.try_take(node, name) {
+                let graph = self.shared.graph;
+                let wait = Wait::MutexElsewhere { name: name.to_string(), pid };
+                self.shared.events.note(
+                    id,
+                    &format!("restarted without its mutex: {}", wait.text(|n| graph.nodes[n].id.to_string())),
+                );
+            }
+        }
         match self.shared.prepare(node) {
             Ok(job) => self.start_server(node, job),
             Err(refused) => {
                 let why = refused.to_string();
                 self.shared.events.note(id, &why);
+                self.free(node);
                 cycle.settle(node, TaskResult::not_run(id.to_string(), TaskStatus::Failed(why)), None);
             }
         }
@@ -353,7 +503,10 @@ impl<'w> Session<'w> {
         } else {
             self.servers.is_empty()
         };
-        cycle.running.is_empty() && servers_settled && (cycle.walker.is_stopped() || cycle.in_slot.is_empty())
+        let nothing_ready = cycle.walker.ready_in_order().next().is_none();
+        cycle.running.is_empty()
+            && servers_settled
+            && (cycle.walker.is_stopped() || (cycle.in_slot.is_empty() && nothing_ready))
     }
 
     /// A server ended: settle it when this cycle walks it.
@@ -369,6 +522,7 @@ impl<'w> Session<'w> {
             return;
         }
         self.servers.remove(&node);
+        self.free(node);
         if cycle.member[node] {
             cycle.settle(node, result, manifest);
         } else {

@@ -62,8 +62,8 @@ pub struct Job {
     pub outputs: Option<(std::path::PathBuf, std::path::PathBuf, Task)>,
 }
 
-impl Shared<'_> {
-    fn task(&self, node: usize) -> &Task {
+impl<'w> Shared<'w> {
+    pub fn task(&self, node: usize) -> &'w Task {
         let n = &self.graph.nodes[node];
         &self.ws.projects[n.project].tasks[&n.id.task]
     }

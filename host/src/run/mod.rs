@@ -16,6 +16,7 @@
 //! | `task_lock` | one run of a task at a time across vx processes |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
+mod admission;
 mod controls;
 mod dry;
 mod engine;
@@ -24,6 +25,7 @@ mod exec;
 mod front;
 mod keys;
 mod lifecycle;
+mod mutex;
 mod options;
 mod pass_through;
 mod plan;
@@ -33,6 +35,7 @@ mod task_cache;
 mod task_lock;
 mod verify;
 
+pub use admission::{Budget, Wait};
 pub use controls::Controls;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};

@@ -8,8 +8,12 @@ use crate::report::{LogOrder, OutputLogs};
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Tasks running at once (at least 1).
+    /// `--concurrency`: the cpus tasks may hold at once (at least 1; a task
+    /// without `resources` holds one).
     pub concurrency: usize,
+    /// `--memory`: the bytes of declared `resources.memory` running at
+    /// once; `None` counts none.
+    pub memory: Option<u64>,
     pub continue_mode: ContinueMode,
     pub output_logs: OutputLogs,
     pub log_order: LogOrder,
@@ -33,4 +37,11 @@ pub struct RunOptions {
     /// The front end's requests (the terminal UI's): typing into
     /// interactive tasks, restarting servers. `None` when nothing asks.
     pub controls: Option<std::sync::Arc<super::Controls>>,
+}
+
+impl RunOptions {
+    /// The budgets admission shares between tasks.
+    pub fn budget(&self) -> super::Budget {
+        super::Budget { millicpus: self.concurrency.max(1) as u64 * 1000, memory: self.memory }
+    }
 }

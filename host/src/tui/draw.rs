@@ -78,6 +78,7 @@ fn row_line(row: &Row) -> Line<'_> {
 fn time_text(row: &Row) -> String {
     let eta = |p50: Option<Duration>| p50.map(|p| format!("/~{}", format_duration(p))).unwrap_or_default();
     match &row.phase {
+        Phase::Waiting if row.waiting.is_some() => "waits".to_string(),
         Phase::Waiting => row.p50.map(|p| format!("~{}", format_duration(p))).unwrap_or_default(),
         Phase::Running => {
             let elapsed = row.started.map(|s| s.elapsed()).unwrap_or_default();
@@ -106,6 +107,9 @@ fn draw_log(frame: &mut Frame<'_>, state: &State, area: Rect) {
     }
     if row.interactive {
         title.push_str("· interactive ");
+    }
+    if let (Phase::Waiting, Some(why)) = (&row.phase, &row.waiting) {
+        title.push_str(&format!("· {why} "));
     }
     let typing = matches!(&state.mode, Mode::Input(task) if *task == row.id);
     let border = if typing { Style::new().fg(Color::Yellow) } else { Style::new() };

@@ -45,6 +45,8 @@ pub struct Row {
     pub open_line: bool,
     pub persistent: bool,
     pub interactive: bool,
+    /// Why it is ready and not started (cpus, memory, a mutex).
+    pub waiting: Option<String>,
 }
 
 /// What the keys do now.
@@ -93,6 +95,7 @@ impl State {
                 open_line: false,
                 persistent,
                 interactive,
+                waiting: None,
             })
             .collect();
         let index = rows.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
@@ -117,6 +120,7 @@ impl State {
             Event::Started { task, .. } => {
                 self.progress.start(task);
                 if let Some(row) = self.row_mut(task) {
+                    row.waiting = None;
                     row.phase = Phase::Running;
                     row.started = Some(Instant::now());
                     row.took = None;
@@ -138,6 +142,12 @@ impl State {
                 if let Some(row) = self.row_mut(task) {
                     close_line(row);
                     push_line(row, format!("vx: {message}"));
+                }
+            }
+            Event::Waiting { task, reason } => {
+                self.progress.waiting(task, *reason);
+                if let Some(row) = self.row_mut(task) {
+                    row.waiting = reason.map(str::to_string);
                 }
             }
             Event::Ready { task } => {
@@ -336,6 +346,7 @@ mod tests {
             open_line: false,
             persistent: false,
             interactive: false,
+            waiting: None,
         }
     }
 

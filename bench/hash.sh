@@ -48,3 +48,34 @@ echo "== vx warm (stat index): vx run big#hash --dry=json"
 sleep 2
 "$VX" run big#hash --dry=json > /dev/null
 $TIMER -n "$RUNS" --warmup 1 -- "$VX" run big#hash --dry=json | grep 'A wall'
+
+# With a file-system monitor (`[cache] monitor`, docs/cache.md): a watchman
+# daemon of this script's own, watching the workspace; the run keeps its
+# lists and the next one asks watchman what changed instead of walking.
+if command -v watchman >/dev/null; then
+  sock="$WORK/watchman.sock"
+  watchman --foreground --sockname="$sock" --logfile="$WORK/watchman.log" \
+    --statefile="$WORK/watchman.state" --pidfile="$WORK/watchman.pid" >/dev/null 2>&1 &
+  watchman_pid=$!
+  trap 'kill "$watchman_pid" 2>/dev/null' EXIT
+  for _ in $(seq 100); do
+    watchman --sockname="$sock" --no-spawn watch-list >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  watchman --sockname="$sock" watch-project "$ws" >/dev/null
+  export WATCHMAN_SOCK="$sock"
+  echo "== vx with watchman watching (monitor = \"auto\"): vx run big#hash --dry=json"
+  "$VX" run big#hash --dry=json > /dev/null
+  $TIMER -n "$RUNS" --warmup 1 -- "$VX" run big#hash --dry=json | grep 'A wall'
+  unset WATCHMAN_SOCK
+else
+  echo "== (no watchman: apt-get install watchman to measure the monitor)"
+fi
+
+# What reading clean files' identity from git's index would cost at least:
+# git must still stat every tracked file to know it is clean.
+if [[ ! -d .git ]]; then
+  git init -q && printf '.vx/\n' > .gitignore && git add -A && git -c user.email=b@b -c user.name=bench commit -qm tree
+fi
+echo "== git status over the same tree (preloaded index, every core)"
+$TIMER -n "$RUNS" --warmup 1 -- git status --porcelain --untracked-files=all | grep 'A wall'

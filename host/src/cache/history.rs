@@ -204,6 +204,34 @@ pub struct TaskRunRecord {
     pub reason: Option<String>,
 }
 
+/// A write-ahead log bigger than this is checkpointed by the run that
+/// commits to it (SQLite's own default is 1,000 pages, about 4 MiB).
+const CHECKPOINT_INLINE_AFTER: u64 = 64 << 20;
+
+/// A write-ahead log bigger than this is checkpointed in the background by
+/// the next run.
+const CHECKPOINT_AFTER: u64 = 4 << 20;
+
+/// Checkpoints `path`'s write-ahead log on a thread of its own when it has
+/// grown past [`CHECKPOINT_AFTER`]: a `vx run` calls it once its workspace
+/// is loaded, so the copy overlaps planning and the walk instead of ending
+/// the last run.
+/// A passive checkpoint waits for no one, and one cut short by the
+/// process's exit leaves the database whole (SQLite finishes it later).
+pub fn checkpoint_in_background(path: &Path) {
+    let wal = path.with_file_name(format!("{}-wal", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
+    if std::fs::metadata(&wal).map_or(true, |m| m.len() <= CHECKPOINT_AFTER) {
+        return;
+    }
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        if let Ok(conn) = Connection::open(&path) {
+            let _ = conn.busy_timeout(Duration::from_millis(100));
+            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
+    });
+}
+
 /// Stores the run's dependencies (task id to the ids it depends on) as one
 /// document, once per distinct plan, and returns its hash for the
 /// invocation's `plan`. A run's plan is usually the last run's: keeping a
@@ -279,6 +307,7 @@ impl History {
         runs: &[TaskRunRecord],
         manifests: &[(String, String, KeyManifest)],
     ) -> Result<i64, HistoryError> {
+        self.defer_checkpoint()?;
         // IMMEDIATE takes the write lock up front, through the busy handler;
         // a deferred transaction upgrading later gets BUSY at once when
         // another vx is writing.
@@ -331,12 +360,15 @@ impl History {
             }
             // A fully cached run keys every task as before: write only the
             // manifests whose key moved.
-            let mut known = tx.prepare_cached("SELECT key FROM manifests WHERE task = ?1")?;
+            // One scan of the stored keys, not a look-up per task.
+            let stored: std::collections::HashMap<String, String> = tx
+                .prepare_cached("SELECT task, key FROM manifests")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
             let mut manifest =
                 tx.prepare_cached("INSERT OR REPLACE INTO manifests (task, key, manifest) VALUES (?1, ?2, ?3)")?;
             for (task, key, m) in manifests {
-                let stored: Option<String> = known.query_row(params![task], |r| r.get(0)).optional()?;
-                if stored.as_deref() == Some(key.as_str()) {
+                if stored.get(task) == Some(key) {
                     continue;
                 }
                 let json = serde_json::to_string(m).expect("manifest serializes");
@@ -345,6 +377,21 @@ impl History {
         }
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Keeps SQLite from checkpointing the write-ahead log inside this
+    /// connection's commits: a checkpoint of one run's rows (copying the
+    /// log into the database, with an fsync) cost more than writing them,
+    /// at the end of every run. [`checkpoint_in_background`] does it while
+    /// the next run loads its configuration. A log past
+    /// [`CHECKPOINT_INLINE_AFTER`] (runs too short for the background one
+    /// to finish) is checkpointed here as before, so it cannot grow without
+    /// bound.
+    fn defer_checkpoint(&self) -> rusqlite::Result<()> {
+        let wal = self.conn.path().map(|p| format!("{p}-wal"));
+        let size = wal.and_then(|w| std::fs::metadata(w).ok()).map_or(0, |m| m.len());
+        let pages = if size > CHECKPOINT_INLINE_AFTER { 1000 } else { 0 };
+        self.conn.pragma_update(None, "wal_autocheckpoint", pages)
     }
 
     /// The p50 of a task's recent successful executions (cache hits do not

@@ -61,7 +61,8 @@ pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
-pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, median, recorded_plan};
+pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background, median, recorded_plan,
+};
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
 pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};

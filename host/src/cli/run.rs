@@ -149,6 +149,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let mut prepared = args.exec.prepare(cwd, command)?;
     prepared.selection.shard = args.shard.as_deref().map(crate::graph::Shard::parse).transpose()?;
     let mut ws = load_workspace(cwd)?;
+    crate::cache::checkpoint_in_background(&state_dir(&ws).join("history.db"));
     ws.override_env_mode(prepared.opts.env_mode);
     crate::run::check_run_executor(&ws, prepared.opts.executor.as_deref())?;
     if args.frozen {

@@ -120,6 +120,16 @@ impl Pending {
         self.tasks.lock().expect("pending lock poisoned").insert(node, Arc::new(left));
     }
 
+    /// The task of `node` is being keyed again (a later cycle of `vx
+    /// watch`): whatever it left on the server before is not its output
+    /// any more, and must never be restored over what it makes now.
+    pub fn forget(&self, node: usize) {
+        let mut tasks = self.tasks.lock().expect("pending lock poisoned");
+        if !tasks.is_empty() {
+            tasks.remove(&node);
+        }
+    }
+
     /// The pending tasks among `nodes`.
     fn among(&self, nodes: &[usize]) -> Vec<Arc<Left>> {
         let tasks = self.tasks.lock().expect("pending lock poisoned");

@@ -69,6 +69,7 @@ impl CacheJob {
     /// Keys the task on the calling (blocking) thread and records the key
     /// for its dependents.
     fn key_blocking(&self, node: usize, id: &str) -> Keyed {
+        self.pending.forget(node);
         let Some(deps) = self.dependency_keys() else { return Keyed::NoDependencyKey };
         if let Err(why) = self.pending.fetch_inputs(&self.cache, &self.upstream, &self.project_dir, &self.task) {
             return Keyed::Failed(format!("not cached: {why}, which are among its inputs"));

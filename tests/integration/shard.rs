@@ -66,7 +66,8 @@ fn a_shard_holds_its_projects_whole_and_what_they_depend_on() {
             }
         }
     }
-    let tests: Vec<Vec<&String>> = parts.iter().map(|p| p.iter().filter(|id| id.ends_with("#test")).collect()).collect();
+    let tests: Vec<Vec<&String>> =
+        parts.iter().map(|p| p.iter().filter(|id| id.ends_with("#test")).collect()).collect();
     assert_eq!(tests[0].len() + tests[1].len(), 6, "each test in one shard: {tests:?}");
     assert_eq!((tests[0].len(), tests[1].len()), (3, 3), "by count without history: {tests:?}");
     assert!(tests[0].iter().all(|t| !tests[1].contains(t)));

@@ -33,6 +33,21 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// The entry of `key`, `None` on a miss.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError>;
 
+    /// Whether [`Backend::get_without_outputs`] leaves the outputs' bytes
+    /// behind (`--download`); when not, it fetches whole entries.
+    fn partial(&self) -> bool {
+        false
+    }
+
+    /// The entry of `key` without its outputs' bytes: its log and header
+    /// (which still lists every output with its BLAKE3), its archive empty.
+    /// Such an entry is never stored nor restored; the outputs are fetched
+    /// with [`Backend::get`] when a task needs them. By default the whole
+    /// entry, as `get` gives it (see [`Backend::partial`]).
+    fn get_without_outputs(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.get(key)
+    }
+
     /// Stores an encoded entry under `key`.
     fn put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), BackendError>;
 

@@ -247,16 +247,14 @@ fn record_plan(tx: &rusqlite::Transaction<'_>, runs: &[TaskRunRecord]) -> rusqli
     }
     let doc = serde_json::to_string(&plan).expect("ids serialize");
     let hash = blake3::hash(doc.as_bytes()).to_hex()[..32].to_string();
-    tx.prepare_cached("INSERT OR IGNORE INTO plans (hash, dependencies) VALUES (?1, ?2)")?.execute(params![hash, doc])?;
+    tx.prepare_cached("INSERT OR IGNORE INTO plans (hash, dependencies) VALUES (?1, ?2)")?
+        .execute(params![hash, doc])?;
     Ok(Some(hash))
 }
 
 /// The dependencies of invocation `id`'s tasks, as [`record_plan`] stored
 /// them; empty for runs recorded without a plan.
-pub fn recorded_plan(
-    conn: &Connection,
-    id: i64,
-) -> rusqlite::Result<std::collections::HashMap<String, Vec<String>>> {
+pub fn recorded_plan(conn: &Connection, id: i64) -> rusqlite::Result<std::collections::HashMap<String, Vec<String>>> {
     let doc: Option<String> = conn
         .prepare_cached("SELECT p.dependencies FROM invocations i JOIN plans p ON p.hash = i.plan WHERE i.id = ?1")?
         .query_row(params![id], |r| r.get(0))

@@ -282,7 +282,7 @@ impl Walk<'_> {
 }
 
 /// Whether the deepest ignore file that has an opinion on `path` ignores it.
-fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+pub(super) fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> bool {
     for gi in ancestors.iter().rev() {
         if !path.starts_with(gi.path()) {
             continue;

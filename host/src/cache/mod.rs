@@ -12,6 +12,7 @@
 //! |------|------|
 //! | `hasher` | BLAKE3 of files, the stat index under `.vx/` |
 //! | `inputs` | which files are a task's inputs and outputs (globs, `.gitignore`) |
+//! | `absent` | whether a file that is not on disk would be one of a task's inputs (`--download`) |
 //! | `anchored` | root-anchored (`/…`) input and output globs, split from project-relative ones |
 //! | `key` | the key recipe and its manifest |
 //! | `entry` | the on-disk entry format and its verification |
@@ -27,6 +28,7 @@
 //! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
 //! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
 
+mod absent;
 mod anchored;
 pub(crate) mod archive;
 mod backend;
@@ -61,12 +63,14 @@ pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
-pub use history::{Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background, median, recorded_plan,
+pub use history::{
+    Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background,
+    median, recorded_plan,
 };
 pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
-pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
+pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use remote::RemoteTier;
 pub use runtime::{PROBE_LIMIT, RuntimeProbes};
 pub use store::{LocalStore, Lookup, StoreStats};
@@ -116,6 +120,18 @@ pub struct Cache {
     /// The file-system monitor's word on what changed, and the input
     /// lists kept from the last run (`monitor`); `None` without one.
     monitor: Option<Monitor>,
+}
+
+/// Which tier a lookup's answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// The local store (or nowhere: a miss).
+    Local,
+    /// The remote, whole: the entry is now in the local store too.
+    Remote,
+    /// The remote, without the outputs' bytes: the entry's archive is
+    /// empty, so it must not be restored (`--download`).
+    RemoteWithoutOutputs,
 }
 
 /// Variable names and values; `Debug` shows only the names, so a debug
@@ -442,19 +458,25 @@ impl Cache {
         if self.reads() && self.mode.local.read { self.store.get(key) } else { Lookup::Miss }
     }
 
-    /// Looks a key up locally, then in the remote tier; `true` with a hit
-    /// that came from the remote. A remote hit is verified like a local
-    /// one and written to the local store (when it is writable); a remote
-    /// entry that does not verify is a warning and a miss.
-    pub fn lookup_tiers(&self, key: &CacheKey) -> (Lookup, bool) {
+    /// Looks a key up locally, then in the remote tier, and says which
+    /// tier answered. A remote hit is verified like a local one and
+    /// written to the local store (when it is writable); a remote entry
+    /// that does not verify is a warning and a miss. Without `outputs`, a
+    /// remote that can leave them behind ([`Backend::partial`]) sends the
+    /// entry without its outputs' bytes ([`Tier::RemoteWithoutOutputs`]),
+    /// which is neither stored nor restored (`--download`).
+    pub fn lookup_tiers(&self, key: &CacheKey, outputs: bool) -> (Lookup, Tier) {
         let local = self.lookup(key);
         // An unreadable local store is no reason not to ask the remote one.
         if !matches!(local, Lookup::Miss | Lookup::Unreadable(_)) || !self.remote_reads() || self.force {
-            return (local, false);
+            return (local, Tier::Local);
         }
-        let Some(remote) = &self.remote else { return (local, false) };
-        let Some(bytes) = remote.get(&key.0) else { return (local, false) };
+        let Some(remote) = &self.remote else { return (local, Tier::Local) };
+        let partial = !outputs && remote.partial();
+        let fetched = if partial { remote.get_without_outputs(&key.0) } else { remote.get(&key.0) };
+        let Some(bytes) = fetched else { return (local, Tier::Local) };
         match Entry::decode(&bytes, key) {
+            Ok(entry) if partial => (Lookup::Hit(Box::new(entry)), Tier::RemoteWithoutOutputs),
             Ok(entry) => {
                 if self.mode.local.write {
                     match self.store.put(key, &bytes) {
@@ -462,11 +484,11 @@ impl Cache {
                         Err(e) => tracing::warn!("could not keep a remote cache hit locally: {e}"),
                     }
                 }
-                (Lookup::Hit(Box::new(entry)), true)
+                (Lookup::Hit(Box::new(entry)), Tier::Remote)
             }
             Err(why) => {
                 tracing::warn!("the remote cache returned an invalid entry for {} ({why}); running the task", key.0);
-                (Lookup::Miss, false)
+                (Lookup::Miss, Tier::Local)
             }
         }
     }

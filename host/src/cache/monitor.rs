@@ -146,7 +146,8 @@ fn touches(changed: &str, dir: &str) -> bool {
 
 fn exclude_stat(root: &Path) -> (u64, i64) {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(root.join(".git/info/exclude")).map_or((0, 0), |m| (m.size(), m.mtime_nsec() + m.mtime() * 1_000_000_000))
+    std::fs::metadata(root.join(".git/info/exclude"))
+        .map_or((0, 0), |m| (m.size(), m.mtime_nsec() + m.mtime() * 1_000_000_000))
 }
 
 fn encode(clock: &str, exclude: (u64, i64), lists: &HashMap<&str, &Listing>) -> Vec<u8> {
@@ -241,7 +242,8 @@ mod tests {
 
     #[test]
     fn the_file_round_trips_and_refuses_what_it_did_not_write() {
-        let files: Hashed = Arc::new(vec![("big/src/a".into(), blake3::hash(b"a")), ("big/src/b".into(), blake3::hash(b"b"))]);
+        let files: Hashed =
+            Arc::new(vec![("big/src/a".into(), blake3::hash(b"a")), ("big/src/b".into(), blake3::hash(b"b"))]);
         let listing = Listing { covered: vec!["big/src".into()], files };
         let lists = HashMap::from([("id", &listing)]);
         let bytes = encode("c:1:2", (3, 4), &lists);

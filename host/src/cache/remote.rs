@@ -52,6 +52,24 @@ impl RemoteTier {
         })
     }
 
+    /// Whether [`RemoteTier::get_without_outputs`] leaves outputs behind.
+    pub fn partial(&self) -> bool {
+        self.backend.partial()
+    }
+
+    /// The entry of `key` without its outputs' bytes when the backend can
+    /// leave them behind ([`Backend::get_without_outputs`]); `None` on a
+    /// miss or a failure.
+    pub fn get_without_outputs(&self, key: &str) -> Option<Vec<u8>> {
+        if !self.usable() {
+            return None;
+        }
+        self.backend.get_without_outputs(key).unwrap_or_else(|e| {
+            self.failed("lookup failed (treated as a miss)", &e);
+            None
+        })
+    }
+
     /// Uploads an encoded entry; a failure is a warning.
     pub fn put(&self, key: &str, bytes: Arc<Vec<u8>>) {
         if !self.usable() {

@@ -18,6 +18,7 @@ use crate::config::EnvMode;
 use crate::error::Error;
 use crate::graph::ContinueMode;
 use crate::report::{LogOrder, OutputLogs};
+use crate::run::Download;
 
 /// A flag value that is one of a few words.
 pub trait Choice: ValueEnum + Clone + Send + Sync + 'static {
@@ -158,6 +159,20 @@ impl ValueEnum for OutputLogs {
             OutputLogs::HashOnly => "hash-only",
             OutputLogs::None => "none",
         }))
+    }
+}
+
+impl Choice for Download {
+    const WANTS: &'static str = "one of all, needed, none";
+}
+
+impl ValueEnum for Download {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Download::All, Download::Needed, Download::None]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
     }
 }
 

@@ -16,7 +16,7 @@ use crate::config::{EnvMode, Workspace};
 use crate::error::{Error, Result};
 use crate::graph::{ContinueMode, Filter};
 use crate::report::{LogOrder, OutputLogs, color_enabled, github_actions};
-use crate::run::{RunOptions, Selection};
+use crate::run::{Download, RunOptions, Selection};
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -82,6 +82,12 @@ pub struct ExecArgs {
     /// Cache access per tier: `local:rw,remote:r`, `local:r`, or `off`.
     #[arg(long, value_name = "SPEC")]
     pub cache: Option<String>,
+
+    /// Which remote cache hits have their outputs fetched: `needed` (default:
+    /// the named tasks', and what a task that runs needs), `all`, or `none`
+    /// (only what a task that runs needs).
+    #[arg(long, value_name = "MODE", default_value = "needed", value_parser = choice::<Download>())]
+    pub download: Download,
 
     /// The local cache directory (default `[cache] dir`, else `.vx/cache`).
     #[arg(long, value_name = "PATH", env = "VX_CACHE_DIR")]
@@ -165,6 +171,7 @@ impl ExecArgs {
             retries: self.retries,
             observe: None,
             controls: None,
+            download: self.download,
         };
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();

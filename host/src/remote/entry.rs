@@ -106,11 +106,14 @@ pub(super) fn to_result(
     Ok((result, blobs))
 }
 
-/// The digests a stored result needs downloaded to become an entry.
-pub(super) fn needed(result: &re::ActionResult) -> Result<Vec<re::Digest>, String> {
+/// The digests a stored result needs downloaded to become an entry: the
+/// header and the log, and with `outputs` every output file.
+pub(super) fn needed(result: &re::ActionResult, outputs: bool) -> Result<Vec<re::Digest>, String> {
     let mut out = vec![header_digest(result)?];
     out.extend(result.stdout_digest.clone());
-    out.extend(result.output_files.iter().filter_map(|f| f.digest.clone()));
+    if outputs {
+        out.extend(result.output_files.iter().filter_map(|f| f.digest.clone()));
+    }
     Ok(out)
 }
 
@@ -124,13 +127,15 @@ fn header_digest(result: &re::ActionResult) -> Result<re::Digest, String> {
     re::Digest::decode(aux.value.as_slice()).map_err(|e| format!("unreadable entry header digest: {e}"))
 }
 
-/// Rebuilds the encoded vx entry of `key` from a stored result and its
-/// downloaded blobs, checking that every output is the one the header lists.
-pub(super) fn from_result(
+type Downloaded = std::collections::HashMap<String, Vec<u8>>;
+
+/// The header of `key`'s entry and its log, from a stored result and its
+/// downloaded blobs; the header must be the key's.
+fn header_and_log(
     key: &CacheKey,
     result: &re::ActionResult,
-    blobs: &std::collections::HashMap<String, Vec<u8>>,
-) -> Result<Vec<u8>, String> {
+    blobs: &Downloaded,
+) -> Result<(EntryHeader, Vec<u8>), String> {
     let blob = |d: &re::Digest| blobs.get(&d.hash).ok_or_else(|| format!("blob {} was not downloaded", show(d)));
     let header: EntryHeader =
         serde_json::from_slice(blob(&header_digest(result)?)?).map_err(|e| format!("unreadable entry header: {e}"))?;
@@ -141,6 +146,37 @@ pub(super) fn from_result(
         Some(d) => blob(d)?.clone(),
         None => result.stdout_raw.clone(),
     };
+    Ok((header, log))
+}
+
+/// The encoded vx entry of `key` without its outputs' bytes (its archive
+/// empty; its header still lists each output and its BLAKE3), for a hit
+/// whose outputs are not downloaded (`--download`). The result must name
+/// the outputs the header lists; their bytes are checked against the
+/// header when they are fetched ([`from_result`]).
+pub(super) fn from_result_without_outputs(
+    key: &CacheKey,
+    result: &re::ActionResult,
+    blobs: &Downloaded,
+) -> Result<Vec<u8>, String> {
+    let (header, log) = header_and_log(key, result, blobs)?;
+    let mut named: Vec<(&str, Option<&str>)> = result.output_files.iter().map(|f| (f.path.as_str(), None)).collect();
+    named.extend(result.output_symlinks.iter().map(|l| (l.path.as_str(), Some(l.target.as_str()))));
+    named.sort();
+    let mut listed: Vec<(&str, Option<&str>)> =
+        header.outputs.iter().map(|o| (o.path.as_str(), o.link.as_deref())).collect();
+    listed.sort();
+    if named != listed {
+        return Err("the result's outputs are not the ones its entry header lists".into());
+    }
+    Ok(Entry::encode(header, &log, &[]))
+}
+
+/// Rebuilds the encoded vx entry of `key` from a stored result and its
+/// downloaded blobs, checking that every output is the one the header lists.
+pub(super) fn from_result(key: &CacheKey, result: &re::ActionResult, blobs: &Downloaded) -> Result<Vec<u8>, String> {
+    let blob = |d: &re::Digest| blobs.get(&d.hash).ok_or_else(|| format!("blob {} was not downloaded", show(d)));
+    let (header, log) = header_and_log(key, result, blobs)?;
     let mut members = BTreeMap::new();
     for f in &result.output_files {
         let digest = f.digest.as_ref().ok_or_else(|| format!("output {} has no digest", f.path))?;

@@ -21,7 +21,7 @@ pub const FUZZ_KEY: &str = "fuzz-key";
 pub fn action_result(reply: &[u8], blobs: &[Vec<u8>]) -> Result<usize, String> {
     let rebuilt = || {
         let result = re::ActionResult::decode(reply).map_err(|e| e.to_string())?;
-        let needed = super::entry::needed(&result)?;
+        let needed = super::entry::needed(&result, true)?;
         let downloaded: HashMap<String, Vec<u8>> =
             needed.iter().zip(blobs).map(|(d, b)| (d.hash.clone(), b.clone())).collect();
         super::entry::from_result(&CacheKey(FUZZ_KEY.to_string()), &result, &downloaded)

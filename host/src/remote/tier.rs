@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::client::{Reapi, RemoteError};
-use super::entry::{from_result, key_action, needed, to_result};
+use super::entry::{from_result, from_result_without_outputs, key_action, needed, to_result};
 use super::re;
 use super::sign;
 use crate::cache::{Backend, BackendError, CacheKey};
@@ -41,6 +41,8 @@ pub struct ReapiTier {
     first_untrusted: Mutex<Option<(String, String)>>,
     /// Set by the first failed call; nothing is asked of the server after it.
     given_up: AtomicBool,
+    /// Keys whose entries were fetched without their outputs (`--download`).
+    deferred: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Ends the one warning a failing server gets.
@@ -61,6 +63,7 @@ impl ReapiTier {
             untrusted: AtomicUsize::new(0),
             first_untrusted: Mutex::new(None),
             given_up: AtomicBool::new(false),
+            deferred: Mutex::default(),
         }
     }
 
@@ -88,27 +91,35 @@ impl ReapiTier {
             .clone()
     }
 
-    /// The entry of `key`: `Ok(None)` on a miss or an entry that does not
-    /// verify (with a warning), `Err` when the server failed.
-    fn download_entry(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+    /// The entry of `key` (without its outputs' bytes unless `outputs`):
+    /// `Ok(None)` on a miss or an entry that does not verify (with a
+    /// warning), `Err` when the server failed.
+    fn download_entry(&self, key: &str, outputs: bool) -> Result<Option<Vec<u8>>, RemoteError> {
         if self.given_up() {
             return Ok(None);
         }
-        let found = self.give_up_on_failure(self.download_entry_now(key), None)?;
+        let found = self.give_up_on_failure(self.download_entry_now(key, outputs), None)?;
         Ok(found)
     }
 
-    fn download_entry_now(&self, key: &str) -> Result<Option<Vec<u8>>, RemoteError> {
+    fn download_entry_now(&self, key: &str, outputs: bool) -> Result<Option<Vec<u8>>, RemoteError> {
         let client = self.client()?;
         let lookup = CacheKey(key.to_string());
         let signing_key = self.signing_key.clone();
         let endpoint = client.endpoint.clone();
-        let found = Reapi::block(async move { fetch(&client, &lookup, signing_key.as_deref()).await })
+        let found = Reapi::block(async move { fetch(&client, &lookup, signing_key.as_deref(), outputs).await })
             .map_err(|e| e.at(&endpoint))?;
         match found {
             Fetched::Hit(bytes, moved) => {
                 self.bytes_down.fetch_add(moved, Ordering::Relaxed);
-                self.hits.fetch_add(1, Ordering::Relaxed);
+                // A hit whose outputs were left behind counted when it was
+                // looked up; fetching them later is not another hit.
+                if !outputs || !self.deferred.lock().expect("deferred lock poisoned").remove(key) {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                }
+                if !outputs {
+                    self.deferred.lock().expect("deferred lock poisoned").insert(key.to_string());
+                }
                 Ok(Some(bytes))
             }
             Fetched::Miss => Ok(None),
@@ -207,7 +218,15 @@ impl Backend for ReapiTier {
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        self.download_entry(key).map_err(BackendError::new)
+        self.download_entry(key, true).map_err(BackendError::new)
+    }
+
+    fn partial(&self) -> bool {
+        true
+    }
+
+    fn get_without_outputs(&self, key: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.download_entry(key, false).map_err(BackendError::new)
     }
 
     fn put(&self, key: &str, bytes: Arc<Vec<u8>>) -> Result<(), BackendError> {
@@ -265,7 +284,14 @@ enum Fetched {
     Untrusted(String),
 }
 
-async fn fetch(client: &Reapi, key: &CacheKey, signing_key: Option<&[u8]>) -> Result<Fetched, RemoteError> {
+/// Looks `key` up and downloads its entry, its outputs' bytes only with
+/// `outputs`; every check that the downloaded bytes allow is made.
+async fn fetch(
+    client: &Reapi,
+    key: &CacheKey,
+    signing_key: Option<&[u8]>,
+    outputs: bool,
+) -> Result<Fetched, RemoteError> {
     let (action, _) = key_action(client.caps.digest, key);
     let Some(result) = client.action_result(&action).await? else { return Ok(Fetched::Miss) };
     if let Some(k) = signing_key
@@ -273,7 +299,7 @@ async fn fetch(client: &Reapi, key: &CacheKey, signing_key: Option<&[u8]>) -> Re
     {
         return Ok(Fetched::Untrusted(why.to_string()));
     }
-    let digests = match needed(&result) {
+    let digests = match needed(&result, outputs) {
         Ok(d) => d,
         Err(why) => return Ok(Fetched::Untrusted(why)),
     };
@@ -286,7 +312,9 @@ async fn fetch(client: &Reapi, key: &CacheKey, signing_key: Option<&[u8]>) -> Re
         Err(e) => return Err(e),
     };
     let moved = blobs.values().map(|b| b.len() as u64).sum();
-    Ok(match from_result(key, &result, &blobs) {
+    let rebuilt =
+        if outputs { from_result(key, &result, &blobs) } else { from_result_without_outputs(key, &result, &blobs) };
+    Ok(match rebuilt {
         Ok(bytes) => Fetched::Hit(bytes, moved),
         Err(why) => Fetched::Untrusted(why),
     })

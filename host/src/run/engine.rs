@@ -162,6 +162,7 @@ impl<'w> Session<'w> {
             cancelled: Arc::new(AtomicBool::new(false)),
             ready_tx,
             executors: Executors::new(ws),
+            pending: Arc::default(),
         };
         Session {
             shared,

@@ -41,6 +41,8 @@ pub struct Shared<'w> {
     pub cancelled: Arc<AtomicBool>,
     /// Every node's key, filled in as tasks compute theirs.
     pub keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
+    /// Remote hits whose outputs were left on the server (`--download`).
+    pub pending: Arc<super::download::Pending>,
     /// Persistent tasks report readiness here (their node).
     pub ready_tx: mpsc::UnboundedSender<usize>,
     pub executors: Executors,
@@ -123,6 +125,13 @@ impl<'w> Shared<'w> {
                 executor_config: executor.identity(),
                 deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
                 keys: self.keys.clone(),
+                node,
+                fetch_outputs: self.opts.download.fetches_at_once(graph.roots.contains(&node)),
+                pending: self.pending.clone(),
+                upstream: match self.opts.download {
+                    super::Download::All => Vec::new(),
+                    _ => super::download::upstream(graph, node),
+                },
             })
         });
         let attempt = Attempt {
@@ -270,6 +279,17 @@ impl Job {
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();
         self.attempt.key = key_text.clone();
+        if let Some(Err(why)) = match &self.cache {
+            Some(c) => Some(c.fetch_upstream().await),
+            None => None,
+        } {
+            self.attempt.events.note(&self.attempt.id, &format!("not run: {why}"));
+            let mut result = TaskResult::not_run(self.attempt.id.clone(), TaskStatus::Failed(why));
+            result.key = key_text;
+            result.started = Some(start);
+            result.duration = start.elapsed();
+            return self.record(result, keyed.map(|(_, m)| m));
+        }
         let (ran, tries, cleared) = self.run_attempts().await;
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();

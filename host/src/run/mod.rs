@@ -18,6 +18,7 @@
 
 mod admission;
 mod controls;
+mod download;
 mod dry;
 mod engine;
 mod eta;
@@ -37,6 +38,7 @@ mod verify;
 
 pub use admission::{Budget, Wait};
 pub use controls::Controls;
+pub use download::Download;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};

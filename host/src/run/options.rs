@@ -34,6 +34,8 @@ pub struct RunOptions {
     /// `--verify=inputs`: every task on the local executor is traced, not
     /// confined, and what it touches outside its declarations lands here.
     pub observe: Option<std::sync::Arc<crate::sandbox::Observed>>,
+    /// `--download`: which remote hits have their outputs fetched.
+    pub download: super::Download,
     /// The front end's requests (the terminal UI's): typing into
     /// interactive tasks, restarting servers. `None` when nothing asks.
     pub controls: Option<std::sync::Arc<super::Controls>>,

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cache::{Cache, CacheKey, KeyManifest, Lookup};
+use super::download::Pending;
+use crate::cache::{Cache, CacheKey, KeyManifest, Lookup, Tier};
 use crate::config::Task;
 use crate::events::{Bus, CacheOutcome, Event, Phase};
 
@@ -24,6 +25,14 @@ pub struct CacheJob {
     pub deps: Vec<(usize, String)>,
     /// Every node's key, filled in as tasks compute theirs.
     pub keys: Arc<Mutex<Vec<Option<CacheKey>>>>,
+    /// The task's node.
+    pub node: usize,
+    /// Whether a remote hit fetches its outputs at once (`--download`).
+    pub fetch_outputs: bool,
+    /// The run's hits whose outputs were left on the server, and every task
+    /// this one depends on, directly or not (empty under `--download=all`).
+    pub pending: Arc<Pending>,
+    pub upstream: Vec<usize>,
 }
 
 /// A key, or why there is none.
@@ -60,7 +69,11 @@ impl CacheJob {
     /// Keys the task on the calling (blocking) thread and records the key
     /// for its dependents.
     fn key_blocking(&self, node: usize, id: &str) -> Keyed {
+        self.pending.forget(node);
         let Some(deps) = self.dependency_keys() else { return Keyed::NoDependencyKey };
+        if let Err(why) = self.pending.fetch_inputs(&self.cache, &self.upstream, &self.project_dir, &self.task) {
+            return Keyed::Failed(format!("not cached: {why}, which are among its inputs"));
+        }
         match self.cache.task_key(&self.root, &self.project_dir, id, &self.task, &self.executor_config, &deps) {
             Ok((key, manifest)) => {
                 self.keys.lock().expect("keys lock poisoned")[node] = Some(key.clone());
@@ -71,12 +84,21 @@ impl CacheJob {
     }
 
     /// Looks `key` up and restores a hit, on the calling (blocking) thread.
-    fn hit_blocking(&self, key: &CacheKey) -> Found {
-        match self.cache.lookup_tiers(key) {
-            (Lookup::Hit(entry), remote) => {
+    /// A remote hit whose outputs are not wanted yet leaves them on the
+    /// server (`--download`): nothing is restored, and the task is pending.
+    fn hit_blocking(&self, id: &str, key: &CacheKey) -> Found {
+        match self.cache.lookup_tiers(key, self.fetch_outputs) {
+            (Lookup::Hit(entry), Tier::RemoteWithoutOutputs) => {
+                let dirs = (self.root.clone(), self.project_dir.clone());
+                self.pending.leave(self.node, id, key, dirs, &self.task, &entry);
+                (Ok(Some((entry, CacheOutcome::Remote))), None)
+            }
+            (Lookup::Hit(entry), tier) => {
                 let restoring = Instant::now();
                 let restored = match self.cache.restore(&self.root, &self.project_dir, &self.task, &entry) {
-                    Ok(_) => Ok(Some((entry, if remote { CacheOutcome::Remote } else { CacheOutcome::Local }))),
+                    Ok(_) => {
+                        Ok(Some((entry, if tier == Tier::Remote { CacheOutcome::Remote } else { CacheOutcome::Local })))
+                    }
                     Err(why) => Err(format!("could not restore its outputs ({why}); running it")),
                 };
                 (restored, Some(restoring))
@@ -114,7 +136,7 @@ impl CacheJob {
             };
             let key = job.key_blocking(node, &owned_id);
             let looked = match &key {
-                Keyed::Key(key, _) if look => Some((Instant::now(), job.hit_blocking(key))),
+                Keyed::Key(key, _) if look => Some((Instant::now(), job.hit_blocking(&owned_id, key))),
                 _ => None,
             };
             Begun { lock, contended: false, key: Some(key), looked }
@@ -156,10 +178,22 @@ impl CacheJob {
     /// entry or a refused restore is a warning and a miss. Both steps are
     /// timed where they run and reported as spans once back here.
     pub async fn try_hit(self: &Arc<Self>, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
-        let (job, key_owned) = (self.clone(), key.clone());
+        let (job, key_owned, owned_id) = (self.clone(), key.clone(), id.to_string());
         let looking = Instant::now();
-        let found = tokio::task::spawn_blocking(move || job.hit_blocking(&key_owned)).await.map_err(|e| e.to_string());
+        let found = tokio::task::spawn_blocking(move || job.hit_blocking(&owned_id, &key_owned))
+            .await
+            .map_err(|e| e.to_string());
         report_hit(id, key, looking, found, events)
+    }
+
+    /// Fetches and restores the outputs the task's dependencies left on the
+    /// server (`--download`), before it executes; `Err` says whose could
+    /// not be had.
+    pub async fn fetch_upstream(self: &Arc<Self>) -> Result<(), String> {
+        let job = self.clone();
+        tokio::task::spawn_blocking(move || job.pending.fetch_all(&job.cache, &job.upstream))
+            .await
+            .unwrap_or_else(|e| Err(format!("fetching its dependencies' outputs failed: {e}")))
     }
 
     /// Stores a success; a failure to store is a note, not a failed task.

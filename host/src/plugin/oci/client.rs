@@ -168,11 +168,10 @@ impl Registry {
             builder = builder.header("authorization", auth);
         }
         let connect = |e: ureq::Error| OciError::Connect { registry: self.registry.clone(), source: Box::new(e) };
-        let result = match body {
+        match body {
             Some(b) => builder.body(b).map_err(|e| connect(e.into())).and_then(|r| self.agent.run(r).map_err(connect)),
             None => builder.body(()).map_err(|e| connect(e.into())).and_then(|r| self.agent.run(r).map_err(connect)),
-        };
-        result
+        }
     }
 
     /// Answers a `401`'s challenge; `false` when there is nothing new to

@@ -36,6 +36,7 @@ mod picker;
 mod plan_views;
 mod plugins;
 mod plugins_hostile;
+mod plugins_oci;
 mod prune;
 mod reapi_cache;
 mod reapi_download;

@@ -13,11 +13,13 @@ use super::choice::choice;
 use crate::config::edit::GrantFlags;
 use crate::config::load_workspace;
 use crate::error::Result;
-use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World};
+use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World, oci};
 
 const PLUGIN_HELP: &str = "Examples:
   vx plugin add plugins/dist/junit.wasm          check, copy to .vx/plugins/, pin in vx.lock
   vx plugin add cache.wasm --name team-cache --allow-host https://cache.acme.dev --env CACHE_TOKEN
+  vx plugin add oci://registry.acme.dev/platform/junit:1.0.0    pull, verify its digests, then as above
+  vx plugin publish plugins/dist/junit.wasm oci://registry.acme.dev/platform/junit:1.0.0
   vx plugin list
   vx plugin new reporter myreport                scaffold a plugin crate in ./myreport";
 
@@ -38,6 +40,9 @@ pub enum PluginAction {
     List,
     /// Remove a plugin: its `[plugins.NAME]` table, its pin and its copy.
     Remove { name: String },
+    /// Check a component and push it to an OCI registry in the Wasm OCI
+    /// layout; prints the reference pinned to its digest.
+    Publish(PublishArgs),
     /// Scaffold a plugin crate: KIND is reporter, cache-backend or executor.
     New {
         #[arg(value_parser = choice::<World>())]
@@ -51,7 +56,8 @@ pub enum PluginAction {
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
-    /// The component (.wasm) to add.
+    /// The component (.wasm) to add, or its registry reference
+    /// `oci://REGISTRY/NAMESPACE/NAME:TAG` (or `@sha256:DIGEST`).
     pub path: PathBuf,
     /// The plugin's name in vx.toml (default: the file name).
     #[arg(long)]
@@ -75,6 +81,20 @@ pub struct AddArgs {
     /// Replace a plugin of the same name, and re-pin it.
     #[arg(long)]
     pub force: bool,
+    /// Reach an `oci://` registry over plain HTTP instead of HTTPS.
+    #[arg(long)]
+    pub plain_http: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The component (.wasm) to publish.
+    pub file: PathBuf,
+    /// Where: `oci://REGISTRY/NAMESPACE/NAME:TAG`.
+    pub reference: String,
+    /// Reach the registry over plain HTTP instead of HTTPS.
+    #[arg(long)]
+    pub plain_http: bool,
 }
 
 pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
@@ -82,6 +102,7 @@ pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
         PluginAction::Add(a) => add(a, cwd),
         PluginAction::List => list(cwd),
         PluginAction::Remove { name } => remove(&name, cwd),
+        PluginAction::Publish(a) => publish(a, cwd),
         PluginAction::New { kind, name, new_dir } => super::plugin_new::cmd_new(kind, &name, new_dir, cwd),
     }
 }
@@ -99,8 +120,27 @@ fn add(args: AddArgs, cwd: &Path) -> Result<u8> {
         },
         force: args.force,
     };
+    if let Some(target) = request.source.to_str().filter(|p| oci::is_reference(p)) {
+        let pulled = oci::add(cwd, target, &request, args.plain_http)?;
+        print_added(&pulled.added);
+        println!("  from {}", pulled.pinned);
+        return Ok(0);
+    }
     let added = crate::plugin::add(cwd, &request)?;
     print_added(&added);
+    Ok(0)
+}
+
+fn publish(args: PublishArgs, cwd: &Path) -> Result<u8> {
+    let published = oci::publish(cwd, &args.file, &args.reference, args.plain_http)?;
+    println!(
+        "published {} {} ({}), {} bytes",
+        published.world.name(),
+        published.version,
+        published.export,
+        published.size
+    );
+    println!("{}", published.reference);
     Ok(0)
 }
 

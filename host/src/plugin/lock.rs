@@ -93,6 +93,27 @@ pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
     write_doc(root, &doc)
 }
 
+/// Records where the pinned plugin `name` came from (`vx plugin add
+/// oci://…`): the reference as given and the manifest digest it resolved
+/// to. `write_pin` replaces the whole table, so re-adding from a file
+/// drops them.
+pub fn write_pin_source(root: &Path, name: &str, source: &str, digest: &str) -> Result<(), LockError> {
+    let mut doc = read_doc(root)?;
+    if let Some(table) = doc.get_mut("plugins").and_then(|p| p.get_mut(name)).and_then(Item::as_table_mut) {
+        table["source"] = value(source);
+        table["source-digest"] = value(digest);
+    }
+    write_doc(root, &doc)
+}
+
+/// The `source` and `source-digest` of `name`'s pin, when it has them.
+pub fn read_pin_source(root: &Path, name: &str) -> Result<Option<(String, String)>, LockError> {
+    let doc = read_doc(root)?;
+    let table = doc.get("plugins").and_then(|p| p.get(name));
+    let text = |k: &str| table.and_then(|t| t.get(k)).and_then(Item::as_str).map(str::to_string);
+    Ok(text("source").zip(text("source-digest")))
+}
+
 /// Removes the pin of `name`; `false` when there was none.
 pub fn remove_pin(root: &Path, name: &str) -> Result<bool, LockError> {
     let mut doc = read_doc(root)?;

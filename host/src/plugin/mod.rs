@@ -10,6 +10,7 @@
 //! | `grants`    | `[plugins.NAME]` grants and limits |
 //! | `lock`      | pins in `vx.lock` |
 //! | `install`   | `vx plugin add` / `remove`: check, copy, pin, configure, and undo |
+//! | `oci`       | `vx plugin add oci://…` and `vx plugin publish`: the Wasm OCI artifact layout over the distribution API |
 //! | `installed` | `vx plugin list`: pin state, compiled or not, grants and requests |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
@@ -44,6 +45,7 @@ mod install;
 mod installed;
 mod load;
 mod lock;
+pub mod oci;
 mod pool;
 mod process;
 mod reporter;
@@ -64,7 +66,7 @@ pub use load::{
     LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
     toml_to_json,
 };
-pub use lock::{LOCK_FILE, LockError, Pin, read_pin, remove_pin, write_pin};
+pub use lock::{LOCK_FILE, LockError, Pin, read_pin, read_pin_source, remove_pin, write_pin, write_pin_source};
 pub use pool::{PoolStats, max_idle as pool_size};
 pub use process::{ExecContext, ExecControl};
 pub use reporter::{Reporter, write_report};

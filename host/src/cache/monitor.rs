@@ -176,9 +176,12 @@ fn encode(clock: &str, exclude: (u64, i64), lists: &HashMap<&str, &Listing>) -> 
     out
 }
 
+/// A saved snapshot: the clock, `.git/info/exclude`'s size and mtime, the lists.
+type Saved = (String, (u64, i64), HashMap<String, Listing>);
+
 /// Reads what [`encode`] wrote; `None` for anything else (another
 /// version, a torn or foreign file), which only costs a walk.
-fn decode(bytes: &[u8]) -> Option<(String, (u64, i64), HashMap<String, Listing>)> {
+fn decode(bytes: &[u8]) -> Option<Saved> {
     let mut r = Reader { bytes: bytes.strip_prefix(MAGIC)? };
     let clock = r.text()?;
     let exclude = (u64::from_le_bytes(r.take()?), i64::from_le_bytes(r.take()?));

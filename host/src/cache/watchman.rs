@@ -10,9 +10,7 @@
 //! workspace. `WATCHMAN_SOCK` names another daemon's socket, as for
 //! watchman's own client.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -102,25 +100,23 @@ impl Watchman {
     /// One command; `None` on any failure (no watchman, no daemon, an
     /// error answer): the caller then looks at the files itself.
     fn call(&self, command: &Value) -> Option<Value> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(["-j", "--no-pretty"]);
+        let mut args: Vec<std::ffi::OsString> = vec!["-j".into(), "--no-pretty".into()];
+        if !self.spawn {
+            args.push("--no-spawn".into());
+        }
         // Newer watchman clients read `WATCHMAN_SOCK` themselves; older
         // ones (Debian's 4.9) only take the flag.
         if let Some(sock) = std::env::var_os("WATCHMAN_SOCK").filter(|s| !s.is_empty()) {
             let mut flag = std::ffi::OsString::from("--sockname=");
             flag.push(sock);
-            cmd.arg(flag);
+            args.push(flag);
         }
-        if !self.spawn {
-            cmd.arg("--no-spawn");
-        }
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
-        let written = child.stdin.take().map(|mut stdin| stdin.write_all(command.to_string().as_bytes()));
-        let out = child.wait_with_output().ok()?;
-        if !matches!(written, Some(Ok(()))) || !out.status.success() {
+        let (ok, stdout) =
+            crate::guard::run_tool_with_input(self.program.as_os_str(), &args, command.to_string().as_bytes()).ok()?;
+        if !ok {
             return None;
         }
-        let answer: Value = serde_json::from_slice(&out.stdout).ok()?;
+        let answer: Value = serde_json::from_slice(&stdout).ok()?;
         if answer.get("error").is_some() {
             tracing::debug!("watchman: {}", answer["error"]);
             return None;

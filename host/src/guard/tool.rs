@@ -21,3 +21,24 @@ pub fn run_tool(program: &str, args: &[&str], cwd: &Path) -> std::io::Result<Too
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
 }
+
+/// Runs `program ARGS` with `input` on its standard input; its standard
+/// output as bytes, and whether it succeeded (standard error is dropped).
+/// For helpers that take a request on stdin (`watchman -j`).
+pub fn run_tool_with_input(
+    program: &std::ffi::OsStr,
+    args: &[std::ffi::OsString],
+    input: &[u8],
+) -> std::io::Result<(bool, Vec<u8>)> {
+    use std::io::Write;
+    #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let written = child.stdin.take().map(|mut stdin| stdin.write_all(input));
+    let out = child.wait_with_output()?;
+    Ok((matches!(written, Some(Ok(()))) && out.status.success(), out.stdout))
+}

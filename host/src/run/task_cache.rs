@@ -37,7 +37,7 @@ pub struct CacheJob {
 
 /// A key, or why there is none.
 enum Keyed {
-    Key(CacheKey, KeyManifest),
+    Key(CacheKey, Box<KeyManifest>),
     /// A dependency has no key: neither has this task (no note).
     NoDependencyKey,
     /// The inputs could not be read: the note to show.
@@ -77,7 +77,7 @@ impl CacheJob {
         match self.cache.task_key(&self.root, &self.project_dir, id, &self.task, &self.executor_config, &deps) {
             Ok((key, manifest)) => {
                 self.keys.lock().expect("keys lock poisoned")[node] = Some(key.clone());
-                Keyed::Key(key, manifest)
+                Keyed::Key(key, Box::new(manifest))
             }
             Err(why) => Keyed::Failed(format!("not cached: {why}")),
         }
@@ -222,7 +222,7 @@ impl CacheJob {
 /// A key's note, if it has one, emitted; the key itself, if there is one.
 fn settle_key(keyed: Keyed, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
     match keyed {
-        Keyed::Key(key, manifest) => Some((key, manifest)),
+        Keyed::Key(key, manifest) => Some((key, *manifest)),
         Keyed::NoDependencyKey => None,
         Keyed::Failed(note) => {
             events.note(id, &note);

@@ -128,8 +128,12 @@ impl<'w> Shared<'w> {
                 node,
                 fetch_outputs: self.opts.download.fetches_at_once(graph.roots.contains(&node)),
                 pending: self.pending.clone(),
+                // Only a remote hit can leave outputs on the server: without a
+                // remote tier no task is ever pending, and the walk up a dense
+                // graph, for every task, cost more than the whole run.
                 upstream: match self.opts.download {
                     super::Download::All => Vec::new(),
+                    _ if c.remote.is_none() => Vec::new(),
                     _ => super::download::upstream(graph, node),
                 },
             })

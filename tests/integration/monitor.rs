@@ -143,14 +143,16 @@ fn an_unchanged_tree_is_not_stated() {
     let unchanged = key(&env, &daemon);
     let trace = env.root().join("trace");
     let sock = daemon.sock.to_string_lossy().into_owned();
-    let args = ["-f", "-e", "trace=%stat,getdents64", "-o", trace.to_str().expect("utf-8")];
+    let args = ["-f", "-e", "trace=%stat,getdents64,openat", "-o", trace.to_str().expect("utf-8")];
     let mut all: Vec<&str> = args.to_vec();
     let bin = vx_bin().to_string_lossy().into_owned();
     all.extend([bin.as_str(), "run", "big#hash", "--dry=json"]);
     env.tool_in(".", "strace", &all, &[("WATCHMAN_SOCK", &sock)]).assert_success();
     let calls = std::fs::read_to_string(&trace).expect("the trace");
+    // The trace must show the run at all: it opened the kept lists.
+    assert!(calls.contains("tree-snapshot"), "the trace holds vx's calls:\n{calls}");
     let touched: Vec<&str> = calls.lines().filter(|l| l.contains("/src")).collect();
-    assert!(touched.is_empty(), "no stat or listing under src/: {touched:?}");
+    assert!(touched.is_empty(), "no stat, listing or open under src/: {touched:?}");
 
     // Without the daemon the same run walks, to the same key.
     drop(daemon);

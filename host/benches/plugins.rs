@@ -9,14 +9,15 @@
 //!   in fresh processes (this binary re-run with `--first-load`), where it
 //!   also pays for starting the engine and building the linkers. Target
 //!   ≤ 5 ms for the three.
-//! - **per call**: `info` on each plugin and on the test reporter, in
-//!   batches; each call is a fresh `Store` (WASI context from the grants), a
-//!   fresh instance from the `InstancePre`, and the export call. For junit
-//!   the three steps are also timed apart. Target ≤ 10 µs.
-//! - **per call, pooled cache backend**: `exists` of one key and `get` (a
-//!   miss) on the test cache backend, as vx makes them: on an instance
-//!   borrowed from the plugin's pool, its limits restarted. Beside it the
-//!   same `exists` on a fresh store and instance, as before the pool.
+//! - **per call**: `info` on each plugin, in batches, as vx makes it: on an
+//!   instance borrowed from the plugin's pool, its limits restarted. For
+//!   junit, the same call without the pool, step by step (a fresh `Store`
+//!   with its WASI context, a fresh instance from the `InstancePre`, the
+//!   call). Target ≤ 10 µs.
+//! - **per call, cache backend and executor**: `exists` of one key and
+//!   `get` (a miss) on the test cache backend, beside the same `exists` on
+//!   a fresh store and instance; `execute` on the test executor in a mode
+//!   that starts no process.
 //! - **render**: junit rendering a 1,000-task run (the built-in markdown
 //!   reporter beside it for scale). Target ≤ 5 ms.
 //!
@@ -32,7 +33,11 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use vx::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
-use vx::plugin::{LoadedPlugin, Origin, RunReport, load_bytes_ungranted, read_plugin_file, start_engine};
+use vx::guard::Groups;
+use vx::plugin::{
+    ExecContext, ExecControl, ExecTask, LoadedPlugin, Origin, RunReport, load_bytes_ungranted, load_bytes_with_config,
+    read_plugin_file, start_engine,
+};
 
 /// The first-party plugins a warm start loads: a reporter, a cache backend
 /// and an executor.
@@ -60,10 +65,11 @@ fn main() -> ExitCode {
 fn components(root: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    let wanted = THREE
-        .iter()
-        .map(|n| ("plugins/dist", *n))
-        .chain([("tests/plugins/dist", "testkit"), ("tests/plugins/dist", "testcache")]);
+    let wanted = THREE.iter().map(|n| ("plugins/dist", *n)).chain([
+        ("tests/plugins/dist", "testkit"),
+        ("tests/plugins/dist", "testcache"),
+        ("tests/plugins/dist", "testexec"),
+    ]);
     for (dir, name) in wanted {
         let path = root.join(dir).join(format!("{name}.wasm"));
         match path.is_file() {
@@ -197,7 +203,7 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
         verdict(fresh.median, ms(5))
     );
 
-    println!("\n== (b) per call: `info`, each a fresh store + instance ({BATCH} calls a round)");
+    println!("\n== (b) per call: `info` on a pooled instance, as vx calls it ({BATCH} calls a round)");
     for plugin in &plugins {
         let stats = measure(1, n, BATCH, || plugin.info().map(drop).map_err(|e| e.to_string()))?;
         println!("{:<10} {}  {}", plugin.name(), stats.show(Unit::Micros), verdict(stats.median, us(10)));
@@ -205,28 +211,19 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
     let junit = plugins.iter().find(|p| p.name() == "junit").ok_or("junit not loaded")?;
     let store = measure(1, n, BATCH, || junit.call("bench", |_, _| Ok(())).map_err(|e| e.to_string()))?;
     let instance = measure(1, n, BATCH, || {
-        junit.call("bench", |exports, store| exports.reporter(store).map(drop)).map_err(|e| e.to_string())
+        junit.call("bench", |exports, store| exports.instantiate(store).map(drop)).map_err(|e| e.to_string())
     })?;
-    println!("junit, step by step (median per call):");
-    println!("  fresh store (WASI context, limits, clocks):   {}", Unit::Micros.show(store.median));
-    println!("  + instantiate from the InstancePre:         {}", Unit::Micros.show(instance.median));
-    let info = measure(1, n, BATCH, || junit.info().map(drop).map_err(|e| e.to_string()))?;
-    println!("  + the `info` call and its checks:           {}", Unit::Micros.show(info.median));
-    // Eleven calls on one instance: the ten after the first show what a
-    // call costs once the instance has run.
-    let eleven = measure(1, n, BATCH / 10, || {
+    let fresh_info = measure(1, n, BATCH, || {
         junit
             .call("bench", |exports, store| {
-                let reporter = exports.reporter(store)?;
-                for _ in 0..11 {
-                    reporter.vx_plugin_report().call_info(&mut *store)?;
-                }
-                Ok(())
+                exports.instantiate(store)?.reporter()?.vx_plugin_report().call_info(&mut *store).map(drop)
             })
             .map_err(|e| e.to_string())
     })?;
-    let again = eleven.median.saturating_sub(info.median) / 10;
-    println!("  a further `info` on the same instance:      {}", Unit::Micros.show(again));
+    println!("junit `info` without the pool, step by step (median per call):");
+    println!("  fresh store (WASI context, limits, clocks):   {}", Unit::Micros.show(store.median));
+    println!("  + instantiate from the InstancePre:         {}", Unit::Micros.show(instance.median));
+    println!("  + the `info` call:                          {}", Unit::Micros.show(fresh_info.median));
 
     pooled_calls(&plugins, n)?;
 
@@ -262,9 +259,11 @@ fn pooled_calls(plugins: &[LoadedPlugin], n: usize) -> Result<(), String> {
     let keys = vec!["k".to_string()];
     println!("\n== (b) per call, cache backend: testcache, `exists` of one key ({BATCH} calls a round)");
     let fresh = measure(1, n, BATCH, || {
-        tc.call("exists", |exports, store| exports.cache_backend(store)?.vx_plugin_cache().call_exists(store, &keys))
-            .map(drop)
-            .map_err(|e| e.to_string())
+        tc.call("exists", |exports, store| {
+            exports.instantiate(store)?.cache_backend()?.vx_plugin_cache().call_exists(&mut *store, &keys)
+        })
+        .map(drop)
+        .map_err(|e| e.to_string())
     })?;
     println!("fresh store + instance per call:  {}  {}", fresh.show(Unit::Micros), verdict(fresh.median, us(10)));
     let pooled = measure(1, n, BATCH, || tc.cache_exists(&keys).map(drop).map_err(|e| e.to_string()))?;
@@ -278,6 +277,41 @@ fn pooled_calls(plugins: &[LoadedPlugin], n: usize) -> Result<(), String> {
         stats.created,
         vx::plugin::pool_size()
     );
+    executor_calls(n)
+}
+
+/// (b) continued: an executor's `execute` with no process (testexec's
+/// `exit-code` mode), on a pooled instance: the call's own cost, which a
+/// task that runs for milliseconds never notices.
+fn executor_calls(n: usize) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/plugins/dist/testexec.wasm");
+    let (bytes, hash) = read_plugin_file("testexec", &path).map_err(|e| e.to_string())?;
+    let te = load_bytes_with_config("testexec", &bytes, hash, r#"{"mode":"exit-code","code":0}"#)
+        .map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
+    let task = ExecTask {
+        id: "app#build".into(),
+        argv: vec!["true".into()],
+        env: Vec::new(),
+        cwd: ".".into(),
+        timeout_ms: None,
+        options: "{}".into(),
+    };
+    let root = std::env::temp_dir();
+    let ctx = || ExecContext {
+        root: root.clone(),
+        task_dir: root.clone(),
+        env: Vec::new(),
+        path: std::ffi::OsString::new(),
+        groups: Groups::new(),
+        control: ExecControl::default(),
+        runtime: runtime.handle().clone(),
+    };
+    println!("\n== (b) per call, executor: testexec `execute` with no process ({BATCH} calls a round)");
+    let execute =
+        measure(1, n, BATCH, || te.execute(&task, ctx(), Box::new(|_, _| {})).map(drop).map_err(|e| e.to_string()))?;
+    println!("pooled instance (what vx does):   {}  {}", execute.show(Unit::Micros), verdict(execute.median, us(10)));
+    println!("instances created: {}", te.pool_stats().created);
     Ok(())
 }
 

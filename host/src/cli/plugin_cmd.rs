@@ -13,14 +13,16 @@ use super::choice::choice;
 use crate::config::edit::GrantFlags;
 use crate::config::load_workspace;
 use crate::error::Result;
-use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World, oci};
+use crate::plugin::{AddRequest, Added, Installed, LOCK_FILE, World, first_party, oci};
 
 const PLUGIN_HELP: &str = "Examples:
+  vx plugin add junit                            a first-party plugin, built into vx
   vx plugin add plugins/dist/junit.wasm          check, copy to .vx/plugins/, pin in vx.lock
   vx plugin add cache.wasm --name team-cache --allow-host https://cache.acme.dev --env CACHE_TOKEN
   vx plugin add oci://registry.acme.dev/platform/junit:1.0.0    pull, verify its digests, then as above
   vx plugin publish plugins/dist/junit.wasm oci://registry.acme.dev/platform/junit:1.0.0
   vx plugin list
+  vx plugin list --available                     the first-party plugins vx carries
   vx plugin new reporter myreport                scaffold a plugin crate in ./myreport";
 
 /// Add, list, remove and scaffold WebAssembly plugins.
@@ -37,7 +39,11 @@ pub enum PluginAction {
     /// and add `[plugins.NAME]` to vx.toml. Grants come only from flags.
     Add(AddArgs),
     /// The installed plugins: kind, version, pin state, grants and requests.
-    List,
+    List {
+        /// The first-party plugins built into vx, which `vx plugin add NAME` adds.
+        #[arg(long)]
+        available: bool,
+    },
     /// Remove a plugin: its `[plugins.NAME]` table, its pin and its copy.
     Remove { name: String },
     /// Check a component and push it to an OCI registry in the Wasm OCI
@@ -56,8 +62,10 @@ pub enum PluginAction {
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
-    /// The component (.wasm) to add, or its registry reference
+    /// The component (.wasm) to add, a first-party plugin's name (`junit`,
+    /// `http-cache`, `sandbox`), or a registry reference
     /// `oci://REGISTRY/NAMESPACE/NAME:TAG` (or `@sha256:DIGEST`).
+    #[arg(value_name = "PATH|NAME|OCI")]
     pub path: PathBuf,
     /// The plugin's name in vx.toml (default: the file name).
     #[arg(long)]
@@ -100,7 +108,8 @@ pub struct PublishArgs {
 pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
     match args.action {
         PluginAction::Add(a) => add(a, cwd),
-        PluginAction::List => list(cwd),
+        PluginAction::List { available: false } => list(cwd),
+        PluginAction::List { available: true } => list_available(cwd),
         PluginAction::Remove { name } => remove(&name, cwd),
         PluginAction::Publish(a) => publish(a, cwd),
         PluginAction::New { kind, name, new_dir } => super::plugin_new::cmd_new(kind, &name, new_dir, cwd),
@@ -171,11 +180,28 @@ fn print_added(added: &Added) {
 fn list(cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     if ws.plugins.is_empty() {
-        println!("no plugins; add one with `vx plugin add PATH`");
+        println!(
+            "no plugins; add one with `vx plugin add PATH|NAME` (`vx plugin list --available` shows the built-in ones)"
+        );
         return Ok(0);
     }
     for plugin in crate::plugin::installed(&ws)? {
         print_installed(&plugin);
+    }
+    Ok(0)
+}
+
+/// The first-party plugins, and whether this workspace (if vx runs in one)
+/// has added each.
+fn list_available(cwd: &Path) -> Result<u8> {
+    let ws = load_workspace(cwd).ok();
+    for builtin in first_party::ALL {
+        let added = ws.as_ref().is_some_and(|ws| ws.plugins.contains_key(builtin.name));
+        let state = if added { "added" } else { "available" };
+        println!("{:<11} {:<13} {:<9} {}", builtin.name, builtin.world.name(), state, builtin.summary);
+        if !builtin.grants_hint.is_empty() && !added {
+            println!("{:<35} vx plugin add {} {}", "", builtin.name, builtin.grants_hint);
+        }
     }
     Ok(0)
 }

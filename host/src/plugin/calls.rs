@@ -1,6 +1,6 @@
-//! The typed calls vx makes: `info` on any plugin, `render` on reporters,
-//! `exists`/`get`/`put` on cache backends (on a pooled instance, `pool`),
-//! `execute` on executors (a fresh instance each). Every result a plugin
+//! The typed calls vx makes, each on a pooled instance (`pool`): `info` on
+//! any plugin, `render` on reporters, `exists`/`get`/`put` on cache
+//! backends, `execute` on executors. Every result a plugin
 //! returns is checked before vx uses it.
 
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use super::bindings::PluginInfo;
 use super::bindings::executor::exports::vx::plugin::exec;
 use super::bindings::reporter::exports::vx::plugin::report;
 use super::error::{PluginError, PluginErrorKind};
-use super::load::{LoadedPlugin, World};
+use super::load::LoadedPlugin;
+use super::pool::Bound;
 use super::process::ExecContext;
 use super::state::{BlobReader, BlobWriter, OutputSink, SinkFn, mib};
 use crate::error::one_line;
@@ -30,10 +31,10 @@ pub struct Info {
 impl LoadedPlugin {
     /// Calls the plugin's `info` and checks the answer.
     pub fn info(&self) -> Result<Info, PluginError> {
-        let raw: PluginInfo = self.call("info", |exports, store| match self.world {
-            World::Reporter => exports.reporter(store)?.vx_plugin_report().call_info(store),
-            World::CacheBackend => exports.cache_backend(store)?.vx_plugin_cache().call_info(store),
-            World::Executor => exports.executor(store)?.vx_plugin_exec().call_info(store),
+        let raw: PluginInfo = self.pooled_call("info", |bound, store| match bound {
+            Bound::Reporter(r) => r.vx_plugin_report().call_info(store),
+            Bound::CacheBackend(c) => c.vx_plugin_cache().call_info(store),
+            Bound::Executor(e) => e.vx_plugin_exec().call_info(store),
         })?;
         check_info(self.name(), raw)
     }
@@ -42,7 +43,7 @@ impl LoadedPlugin {
     pub fn render(&self, run: &RunReport<'_>) -> Result<Vec<u8>, PluginError> {
         let wit = run.to_wit();
         let out =
-            self.call("render", |exports, store| exports.reporter(store)?.vx_plugin_report().call_render(store, &wit))?;
+            self.pooled_call("render", |bound, store| bound.reporter()?.vx_plugin_report().call_render(store, &wit))?;
         let bytes = out.map_err(|e| PluginError::returned(self.name(), "render", e))?;
         let limit = self.limits().output;
         if bytes.len() as u64 > limit {
@@ -63,7 +64,9 @@ impl LoadedPlugin {
 
     /// Which of `keys` the remote has, one answer per key.
     pub fn cache_exists(&self, keys: &[String]) -> Result<Vec<bool>, PluginError> {
-        let answer = self.pooled_call("exists", |backend, store| backend.vx_plugin_cache().call_exists(store, keys))?;
+        let answer = self.pooled_call("exists", |backend, store| {
+            backend.cache_backend()?.vx_plugin_cache().call_exists(store, keys)
+        })?;
         let found = answer.map_err(|e| PluginError::returned(self.name(), "exists", e))?;
         if found.len() != keys.len() {
             return Err(PluginError::new(
@@ -81,7 +84,7 @@ impl LoadedPlugin {
         let (hit, data) = self.pooled_call("get", |backend, store| {
             let sink: Resource<BlobWriter> = store.data_mut().table.push(BlobWriter { data: Vec::new() })?;
             let borrowed = Resource::new_borrow(sink.rep());
-            let result = backend.vx_plugin_cache().call_get(&mut *store, key, borrowed);
+            let result = backend.cache_backend()?.vx_plugin_cache().call_get(&mut *store, key, borrowed);
             let writer = store.data_mut().table.delete(sink)?;
             Ok((result?, writer.data))
         })?;
@@ -97,7 +100,7 @@ impl LoadedPlugin {
         let result = self.pooled_call("put", |backend, store| {
             let source: Resource<BlobReader> = store.data_mut().table.push(BlobReader { data: bytes, pos: 0 })?;
             let borrowed = Resource::new_borrow(source.rep());
-            let result = backend.vx_plugin_cache().call_put(&mut *store, key, size, borrowed);
+            let result = backend.cache_backend()?.vx_plugin_cache().call_put(&mut *store, key, size, borrowed);
             store.data_mut().table.delete(source)?;
             result
         })?;
@@ -137,15 +140,19 @@ impl LoadedPlugin {
             timeout_ms: task.timeout_ms,
             options: task.options.clone(),
         };
-        let out = self.call("execute", move |exports, store| {
+        let out = self.pooled_call("execute", move |bound, store| {
             let data = store.data_mut();
             data.exec = Some(ctx);
             data.wall_limit = None;
-            let executor = exports.executor(store)?;
+            let executor = bound.executor()?;
             let sink: Resource<OutputSink> = store.data_mut().table.push(OutputSink { write: sink })?;
             let borrowed = Resource::new_borrow(sink.rep());
             let result = executor.vx_plugin_exec().call_execute(&mut *store, &wit, borrowed);
-            store.data_mut().table.delete(sink)?;
+            let data = store.data_mut();
+            data.table.delete(sink)?;
+            // A pooled store outlives the call: let go of the task's context
+            // (its runtime handle, its groups) now, not at the next call.
+            data.exec = None;
             result
         })?;
         let outcome = out.map_err(|e| PluginError::returned(self.name(), "execute", e))?;

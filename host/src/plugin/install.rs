@@ -1,11 +1,12 @@
-//! `vx plugin add` and `vx plugin remove`: a component checked (it loads,
-//! with no grant), copied to `.vx/plugins/NAME.wasm`, pinned in `vx.lock`
+//! `vx plugin add` and `vx plugin remove`: a component (a file, a
+//! first-party plugin by name, or bytes pulled from a registry) checked (it
+//! loads, with no grant), copied to `.vx/plugins/NAME.wasm`, pinned in `vx.lock`
 //! and configured in `[plugins.NAME]` of the root `vx.toml`; and all three
 //! undone. Grants come only from what the user passed.
 
 use std::path::{Path, PathBuf};
 
-use super::{Info, Pin, World, load_bytes_ungranted, read_pin, read_plugin_file, remove_pin, write_pin};
+use super::{Info, Pin, World, first_party, load_bytes_ungranted, read_pin, read_plugin_file, remove_pin, write_pin};
 use crate::config::edit::{GrantFlags, add_plugin_table, remove_plugin_table};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
@@ -13,7 +14,8 @@ use crate::error::{Error, Result};
 /// What `vx plugin add` was asked to do.
 #[derive(Debug, Clone)]
 pub struct AddRequest {
-    /// The component, as a path the user gave (relative to where vx runs).
+    /// The component, as a path the user gave (relative to where vx runs),
+    /// or the name of a first-party plugin.
     pub source: PathBuf,
     /// The name in `vx.toml`; default: the file name.
     pub name: Option<String>,
@@ -58,30 +60,64 @@ fn valid_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
-/// Adds the component of `request` to the workspace that contains `cwd`.
+/// Adds the component of `request` to the workspace that contains `cwd`:
+/// the file it names, or, when no such file exists and it is a bare name,
+/// the first-party plugin of that name built into vx (`first_party`).
 pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
     let source = cwd.join(&request.source);
+    let bare = request.source.components().count() == 1 && request.source.extension().is_none();
+    if bare && !source.is_file() {
+        let given = request.source.to_string_lossy();
+        let Some(builtin) = first_party::by_name(&given) else {
+            let names: Vec<&str> = first_party::ALL.iter().map(|p| p.name).collect();
+            return Err(Error::usage(format!("no file `{given}` and no first-party plugin of that name")).with_hint(
+                format!("give a path to a .wasm component, an oci:// reference, or one of {}", names.join(", ")),
+            ));
+        };
+        let name = request.name.clone().unwrap_or_else(|| builtin.name.to_string());
+        return add_bytes(cwd, &name, builtin.bytes, builtin.hash(), None, request);
+    }
     let name = match &request.name {
         Some(n) => n.clone(),
         None => source.file_stem().map(|s| s.to_string_lossy().replace('_', "-")).unwrap_or_default(),
     };
-    if !valid_name(&name) {
-        return Err(Error::usage(format!("`{name}` is not a plugin name"))
-            .with_hint("use lowercase letters, digits, `-` and `_`, starting with a letter (`--name`)"));
+    check_name(&name)?;
+    let (bytes, hash) = read_plugin_file(&name, &source)?;
+    add_bytes(cwd, &name, &bytes, hash, Some(&source), request)
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if valid_name(name) {
+        return Ok(());
     }
+    Err(Error::usage(format!("`{name}` is not a plugin name"))
+        .with_hint("use lowercase letters, digits, `-` and `_`, starting with a letter (`--name`)"))
+}
+
+/// Adds a component given as bytes under `name`: checks that it loads with
+/// no grant, copies it to `.vx/plugins/NAME.wasm` (unless `source` is that
+/// file already), pins it and writes `[plugins.NAME]`.
+pub fn add_bytes(
+    cwd: &Path,
+    name: &str,
+    bytes: &[u8],
+    hash: blake3::Hash,
+    source: Option<&Path>,
+    request: &AddRequest,
+) -> Result<Added> {
+    check_name(name)?;
     let ws = load_workspace(cwd)?;
     let root = ws.root.clone();
-    let existing = read_pin(&root, &name).map_err(|e| Error::config(e.to_string()))?;
-    if (ws.plugins.contains_key(&name) || existing.is_some()) && !request.force {
+    let existing = read_pin(&root, name).map_err(|e| Error::config(e.to_string()))?;
+    if (ws.plugins.contains_key(name) || existing.is_some()) && !request.force {
         return Err(Error::usage(format!("a plugin named `{name}` is already added"))
             .with_hint("pass --force to replace and re-pin it, or --name to add it under another name"));
     }
-    let (bytes, hash) = read_plugin_file(&name, &source)?;
-    let plugin = load_bytes_ungranted(&name, &bytes, hash)?;
+    let plugin = load_bytes_ungranted(name, bytes, hash)?;
     let info = plugin.info()?;
 
     let rel = format!(".vx/plugins/{name}.wasm");
-    copy_into(&root.join(&rel), &source, &bytes)?;
+    copy_into(&root.join(&rel), source, bytes)?;
     let pin = Pin {
         path: rel.clone(),
         blake3: hash.to_hex().to_string(),
@@ -90,11 +126,11 @@ pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
         plugin_version: info.version.clone(),
         requests: info.requests.clone(),
     };
-    write_pin(&root, &name, &pin).map_err(|e| Error::internal(e.to_string()))?;
-    let granted = add_plugin_table(&root, &name, &rel, &request.grants)?;
+    write_pin(&root, name, &pin).map_err(|e| Error::internal(e.to_string()))?;
+    let granted = add_plugin_table(&root, name, &rel, &request.grants)?;
     let replaced = existing.filter(|old| old.blake3 != pin.blake3);
     Ok(Added {
-        name,
+        name: name.to_string(),
         world: plugin.world,
         export: plugin.export.clone(),
         info,
@@ -106,11 +142,11 @@ pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
 }
 
 /// Writes the component's bytes to `dest`, unless it is already there.
-fn copy_into(dest: &Path, source: &Path, bytes: &[u8]) -> Result<()> {
+fn copy_into(dest: &Path, source: Option<&Path>, bytes: &[u8]) -> Result<()> {
     if let Some(dir) = dest.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(format_args!("create {}", dir.display()), e))?;
     }
-    if dest != source {
+    if source != Some(dest) {
         std::fs::write(dest, bytes).map_err(|e| Error::io(format_args!("write {}", dest.display()), e))?;
     }
     Ok(())

@@ -16,6 +16,9 @@ pub enum PinState {
     NotPinned,
     Matches,
     Differs,
+    /// The file is absent and the pin names a first-party plugin: vx loads
+    /// its own copy, the very bytes pinned.
+    BuiltIn,
 }
 
 impl fmt::Display for PinState {
@@ -25,6 +28,7 @@ impl fmt::Display for PinState {
             PinState::NotPinned => f.write_str("not pinned"),
             PinState::Matches => f.write_str("pinned ok"),
             PinState::Differs => f.write_str("DOES NOT MATCH its pin"),
+            PinState::BuiltIn => f.write_str("absent; pinned ok, vx's built-in copy is used"),
         }
     }
 }
@@ -62,7 +66,11 @@ pub fn installed(ws: &Workspace) -> Result<Vec<Installed>> {
 fn inspect(ws: &Workspace, name: &str, settings: &PluginSettings) -> Result<Installed> {
     let pin = read_pin(&ws.root, name).map_err(|e| Error::config(e.to_string()))?;
     let file = read_plugin_file(name, &settings.path);
+    let builtin = pin.as_ref().and_then(|p| super::first_party::by_hash(&p.blake3));
     let (state, compiled) = match (&pin, &file) {
+        (_, Err(_)) if builtin.is_some() && !settings.path.exists() => {
+            (PinState::BuiltIn, builtin.is_some_and(|b| super::compiled(&b.hash())))
+        }
         (_, Err(e)) => (PinState::Unreadable(e.message.clone()), false),
         (None, Ok(_)) => (PinState::NotPinned, false),
         (Some(p), Ok((_, hash))) if p.blake3 == hash.to_hex().as_str() => (PinState::Matches, super::compiled(hash)),

@@ -2,6 +2,7 @@
 //! component (cache or compile), classify it by its export, link-check it
 //! once into an `InstancePre`, and make calls under its limits.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -11,9 +12,10 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use super::bindings::{cache_backend, executor, reporter};
 use super::engine::{Origin, engine, load_component};
 use super::error::{PluginError, PluginErrorKind};
+use super::first_party;
 use super::grants::{Grants, Limits};
 use super::lock::read_pin;
-use super::pool::InstancePool;
+use super::pool::{Bound, InstancePool};
 use super::state::{LogRecord, PluginContext, State, Stop, mib, thread_cpu};
 use super::text::{MAX_MESSAGE, one_line};
 use crate::config::PluginSettings;
@@ -67,7 +69,7 @@ pub struct LoadedPlugin {
     pub size: u64,
     pub origin: Origin,
     pre: Pre,
-    /// Live instances of a cache backend (`pool`); unused by other worlds.
+    /// Live instances, reused across calls (`pool`).
     pub(super) pool: InstancePool,
 }
 
@@ -89,12 +91,20 @@ pub fn read_plugin_file(name: &str, path: &Path) -> Result<(Vec<u8>, blake3::Has
 }
 
 /// Loads `[plugins.NAME]` of the workspace at `root`, refusing a file that
-/// does not match its pin in `vx.lock`.
+/// does not match its pin in `vx.lock`. A missing file whose pin names a
+/// first-party plugin (a fresh clone, `.vx/` not committed) loads vx's own
+/// copy of it: the same bytes, by their hash.
 pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Result<LoadedPlugin, PluginError> {
-    let (bytes, hash) = read_plugin_file(name, &settings.path)?;
     let shown = settings.path.strip_prefix(root).unwrap_or(&settings.path).display().to_string();
     let repin = format!("if the new file is intended, re-pin it with `vx plugin add {shown} --name {name} --force`");
-    match read_pin(root, name).map_err(|m| PluginError::load(name, m.to_string()))? {
+    let pin = read_pin(root, name).map_err(|m| PluginError::load(name, m.to_string()))?;
+    let builtin = pin.as_ref().and_then(|p| first_party::by_hash(&p.blake3));
+    let (bytes, hash) = match (read_plugin_file(name, &settings.path), builtin) {
+        (Ok((bytes, hash)), _) => (Cow::Owned(bytes), hash),
+        (Err(_), Some(builtin)) if !settings.path.exists() => (Cow::Borrowed(builtin.bytes), builtin.hash()),
+        (Err(e), _) => return Err(e),
+    };
+    match pin {
         None => return Err(PluginError::load(name, format!("{shown} is not pinned in vx.lock; {repin}"))),
         Some(pin) if pin.blake3 != hash.to_hex().as_str() => {
             return Err(PluginError::load(
@@ -294,8 +304,9 @@ impl LoadedPlugin {
     }
 
     /// Runs `f` (instantiation and one export call) in a fresh store, and
-    /// turns a trap or limit into a `PluginError` naming this plugin.
-    /// Cache-backend calls use the plugin's instance pool instead (`pool`).
+    /// turns a trap or limit into a `PluginError` naming this plugin. vx's
+    /// own calls borrow pooled instances instead (`pool`); this one is the
+    /// benchmarks' measure of what a fresh instance costs.
     pub fn call<R>(
         &self,
         call: &str,
@@ -388,25 +399,13 @@ impl std::fmt::Debug for Exports<'_> {
 }
 
 impl Exports<'_> {
-    pub fn reporter(&self, store: &mut Store<State>) -> wasmtime::Result<reporter::Reporter> {
-        match self.0 {
-            Pre::Reporter(pre) => pre.instantiate(store),
-            _ => Err(wasmtime::format_err!("the plugin is not a reporter")),
-        }
-    }
-
-    pub fn cache_backend(&self, store: &mut Store<State>) -> wasmtime::Result<cache_backend::CacheBackend> {
-        match self.0 {
-            Pre::CacheBackend(pre) => pre.instantiate(store),
-            _ => Err(wasmtime::format_err!("the plugin is not a cache backend")),
-        }
-    }
-
-    pub fn executor(&self, store: &mut Store<State>) -> wasmtime::Result<executor::Executor> {
-        match self.0 {
-            Pre::Executor(pre) => pre.instantiate(store),
-            _ => Err(wasmtime::format_err!("the plugin is not an executor")),
-        }
+    /// A new instance of the plugin in `store`, typed by its world.
+    pub fn instantiate(&self, store: &mut Store<State>) -> wasmtime::Result<Bound> {
+        Ok(match self.0 {
+            Pre::Reporter(pre) => Bound::Reporter(pre.instantiate(store)?),
+            Pre::CacheBackend(pre) => Bound::CacheBackend(pre.instantiate(store)?),
+            Pre::Executor(pre) => Bound::Executor(pre.instantiate(store)?),
+        })
     }
 }
 
@@ -478,6 +477,23 @@ pub fn load_bytes_ungranted(name: &str, bytes: &[u8], hash: blake3::Hash) -> Res
             ..Limits::default()
         },
         config_json: "{}".to_string(),
+    });
+    load_bytes(ctx, bytes, hash)
+}
+
+/// Loads a plugin with no grants, default limits and `config_json` as its
+/// `[plugins.NAME].config` (benchmarks and tests).
+pub fn load_bytes_with_config(
+    name: &str,
+    bytes: &[u8],
+    hash: blake3::Hash,
+    config_json: &str,
+) -> Result<LoadedPlugin, PluginError> {
+    let ctx = Arc::new(PluginContext {
+        name: name.to_string(),
+        grants: Grants::default(),
+        limits: Limits::default(),
+        config_json: config_json.to_string(),
     });
     load_bytes(ctx, bytes, hash)
 }

@@ -10,11 +10,12 @@
 //! | `grants`    | `[plugins.NAME]` grants and limits |
 //! | `lock`      | pins in `vx.lock` |
 //! | `install`   | `vx plugin add` / `remove`: check, copy, pin, configure, and undo |
+//! | `first_party` | junit, http-cache and sandbox, built into the binary: added by name, loaded without their file |
 //! | `oci`       | `vx plugin add oci://…` and `vx plugin publish`: the Wasm OCI artifact layout over the distribution API |
 //! | `installed` | `vx plugin list`: pin state, compiled or not, grants and requests |
 //! | `load`      | load, pin check, classify, link check, calls under limits |
 //! | `calls`     | the typed calls and the checks on what plugins return |
-//! | `pool`      | a cache backend's live instances, reused across calls |
+//! | `pool`      | a plugin's live instances, reused across calls |
 //! | `cache_backend` | a cache-backend plugin as the cache's `Backend`, loaded on first use |
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
@@ -27,8 +28,7 @@
 //! calls, `LockError` for `vx.lock`, `EngineError` for the engine's start.
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
-//! the async runtime). Reporters and executors get a fresh `Store` and
-//! instance per call; a cache backend's calls borrow an instance from its
+//! the async runtime). Every call borrows an instance from its plugin's
 //! pool (`pool`), with the limits restarted per call. A call is stopped by its CPU
 //! budget (the thread's CPU time, checked every epoch tick), its wall-clock
 //! timeout (the same check; HTTP requests carry it as their timeouts) or
@@ -39,6 +39,7 @@ mod cache_backend;
 mod calls;
 mod engine;
 mod error;
+pub mod first_party;
 pub(crate) mod fuzz;
 mod grants;
 mod install;
@@ -60,11 +61,11 @@ pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
 pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
-pub use install::{AddRequest, Added, Removed, add, remove};
+pub use install::{AddRequest, Added, Removed, add, add_bytes, remove};
 pub use installed::{Installed, PinState, installed};
 pub use load::{
-    LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_configured, read_plugin_file,
-    toml_to_json,
+    LoadedPlugin, MAX_PLUGIN_SIZE, SUPPORTED_EXPORTS, World, load_bytes_ungranted, load_bytes_with_config,
+    load_configured, read_plugin_file, toml_to_json,
 };
 pub use lock::{LOCK_FILE, LockError, Pin, read_pin, read_pin_source, remove_pin, write_pin, write_pin_source};
 pub use pool::{PoolStats, max_idle as pool_size};

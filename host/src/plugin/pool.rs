@@ -1,8 +1,9 @@
-//! The instance pool of a cache-backend plugin (PLUGINS.md §1: "a small
-//! pool for cache backends"). Reporters and executors get a fresh store and
-//! instance for every call; a cache backend is called once or twice per
-//! task, so it keeps a few live instances (store + instantiated bindings)
-//! and lends one to each `exists`, `get` or `put`.
+//! Live plugin instances, reused across the calls of one process
+//! (PLUGINS.md §1). Every world's calls borrow an instance from its
+//! plugin's pool: `info` and `render` on reporters, `exists`, `get` and
+//! `put` on cache backends, `info` and `execute` on executors. A fresh
+//! store and instance cost 35–60 µs, most of a short call; a pooled one
+//! costs only its limits restarted.
 //!
 //! Invariants:
 //! - An instance serves one call at a time: it is taken out of the pool for
@@ -13,7 +14,9 @@
 //! - An instance is put back only after a call that returned normally (an
 //!   error value of the plugin's own counts as normal). A trap, a panic, a
 //!   limit (CPU, call timeout, memory) or a host-side error drops it, since
-//!   it may be left half-way through the call.
+//!   it may be left half-way through the call. So does an `execute` that
+//!   left a child process open: its group dies with the store, as it did
+//!   when every call had a store of its own.
 //! - Limits apply per call on a reused store: the wall clock, the thread's
 //!   CPU time and the epoch deadline start again with each call, and the
 //!   per-call output and log buffers are empty. Linear memory only grows,
@@ -23,29 +26,76 @@
 //! - Everything else in a store comes from the plugin's grants, which are
 //!   fixed for the plugin's lifetime, so a reused instance sees what a
 //!   fresh one would (environment, preopened dirs, `allow-hosts`, config).
+//!   A plugin may keep state in its globals from one call to the next; the
+//!   SDK documents that it must not rely on either.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use wasmtime::Store;
 
-use super::bindings::cache_backend::CacheBackend;
+use super::bindings::{cache_backend, executor, reporter};
 use super::error::PluginError;
 use super::load::{LoadedPlugin, flush_output};
 use super::state::State;
 
-/// The most idle instances a cache backend keeps: one per core the calls
-/// can run on, and a few at most. Computed once: `available_parallelism`
-/// reads the cgroup files, which cost more than a pooled call.
+/// The most idle instances a plugin keeps: one per core the calls can run
+/// on, and a few at most. Computed once: `available_parallelism` reads the
+/// cgroup files, which cost more than a pooled call.
 pub fn max_idle() -> usize {
     static MAX: OnceLock<usize> = OnceLock::new();
     *MAX.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(4))
 }
 
+/// An instance's typed exports, whichever world it is.
+pub enum Bound {
+    Reporter(reporter::Reporter),
+    CacheBackend(cache_backend::CacheBackend),
+    Executor(executor::Executor),
+}
+
+impl Bound {
+    /// The wrong-world error a typed accessor returns.
+    fn not(what: &str) -> wasmtime::Error {
+        wasmtime::format_err!("the plugin is not {what}")
+    }
+
+    pub fn reporter(&self) -> wasmtime::Result<&reporter::Reporter> {
+        match self {
+            Bound::Reporter(r) => Ok(r),
+            _ => Err(Self::not("a reporter")),
+        }
+    }
+
+    pub fn cache_backend(&self) -> wasmtime::Result<&cache_backend::CacheBackend> {
+        match self {
+            Bound::CacheBackend(c) => Ok(c),
+            _ => Err(Self::not("a cache backend")),
+        }
+    }
+
+    pub fn executor(&self) -> wasmtime::Result<&executor::Executor> {
+        match self {
+            Bound::Executor(e) => Ok(e),
+            _ => Err(Self::not("an executor")),
+        }
+    }
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Bound::Reporter(_) => "Bound::Reporter",
+            Bound::CacheBackend(_) => "Bound::CacheBackend",
+            Bound::Executor(_) => "Bound::Executor",
+        })
+    }
+}
+
 /// A live instance with its store, ready for its next call.
 struct Pooled {
     store: Store<State>,
-    backend: CacheBackend,
+    bound: Bound,
 }
 
 /// A plugin's idle instances, empty until the first pooled call.
@@ -92,13 +142,13 @@ impl InstancePool {
 }
 
 impl LoadedPlugin {
-    /// Runs `f` (one export call of a cache backend) on an instance from the
-    /// pool, or a new one, under this call's limits; the instance goes back
-    /// to the pool only if the call returned normally.
+    /// Runs `f` (one export call) on an instance from the pool, or a new
+    /// one, under this call's limits; the instance goes back to the pool
+    /// only if the call returned normally and left it reusable.
     pub(super) fn pooled_call<R>(
         &self,
         call: &str,
-        f: impl FnOnce(&CacheBackend, &mut Store<State>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Bound, &mut Store<State>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let mut instance = match self.pool.take() {
             Some(mut instance) => {
@@ -108,33 +158,35 @@ impl LoadedPlugin {
             }
             None => {
                 let mut store = self.store(call)?;
-                let backend = match self.exports().cache_backend(&mut store) {
-                    Ok(backend) => backend,
+                let bound = match self.exports().instantiate(&mut store) {
+                    Ok(bound) => bound,
                     Err(e) => {
                         flush_output(self.name(), store.data_mut());
                         return Err(self.trap_error(call, store.data(), &e));
                     }
                 };
                 self.pool.created.fetch_add(1, Ordering::Relaxed);
-                Pooled { store, backend }
+                Pooled { store, bound }
             }
         };
-        let result = f(&instance.backend, &mut instance.store);
-        let state = instance.store.data_mut();
-        flush_output(self.name(), state);
+        let result = f(&instance.bound, &mut instance.store);
+        flush_output(self.name(), instance.store.data_mut());
+        let state = instance.store.data();
         match result {
-            Ok(_) if state.stop.is_some() => Err(self.stop_error(call, instance.store.data()).expect("stopped")),
-            Ok(value) => {
-                if state.reusable() {
-                    self.pool.give_back(instance);
+            Ok(value) => match self.stop_error(call, state) {
+                Some(stopped) => Err(stopped),
+                None => {
+                    if state.reusable() {
+                        self.pool.give_back(instance);
+                    }
+                    Ok(value)
                 }
-                Ok(value)
-            }
-            Err(e) => Err(self.trap_error(call, instance.store.data(), &e)),
+            },
+            Err(e) => Err(self.trap_error(call, state, &e)),
         }
     }
 
-    /// The cache-backend pool's use so far (all zero for other plugins).
+    /// The pool's use so far.
     pub fn pool_stats(&self) -> PoolStats {
         self.pool.stats()
     }

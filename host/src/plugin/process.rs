@@ -4,7 +4,8 @@
 //! ones (nothing else of vx's), and starts through the guard in its own
 //! process group, registered with the guard process, so no child outlives
 //! vx. A child's group is killed when the plugin drops its handle, when the
-//! call ends, or when the task is stopped (timeout, Ctrl-C).
+//! call ends with it still open (the instance is then not reused, `pool`),
+//! or when the task is stopped (timeout, Ctrl-C).
 //!
 //! A child's stdout and stderr share one pipe, as a local task's do, so the
 //! order of lines is kept; its output arrives as `stdout`.
@@ -180,7 +181,9 @@ impl process::Host for State {
             groups: ctx.groups.clone(),
             runtime: ctx.runtime.clone(),
         };
-        self.table.push(child).map_err(|e| WitError::Failed(format!("too many children: {e}")))
+        let handle = self.table.push(child).map_err(|e| WitError::Failed(format!("too many children: {e}")))?;
+        self.children += 1;
+        Ok(handle)
     }
 }
 
@@ -228,6 +231,7 @@ impl process::HostChild for State {
 
     fn drop(&mut self, child: Resource<ChildProcess>) -> wasmtime::Result<()> {
         self.table.delete(child)?;
+        self.children = self.children.saturating_sub(1);
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! The reporter behind `vx run --report NAME [--report-file PATH]`: the
-//! built-in `markdown` or `html`, or a reporter plugin of the workspace. It is opened
+//! built-in `markdown` or `html`, a reporter plugin of the workspace, or a
+//! first-party reporter (`junit`) that the workspace did not add. It is opened
 //! (pin checked, link checked) before the run so that a bad plugin fails
 //! fast, and renders the run's summary after it. vx writes the file; the
 //! plugin gets no grant for it.
@@ -7,7 +8,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::{LoadedPlugin, RunReport, World, load_configured};
+use super::{LoadedPlugin, RunReport, World, first_party, load_configured};
 use crate::config::Workspace;
 use crate::error::{Error, Result};
 use crate::events::RunSummary;
@@ -32,13 +33,22 @@ impl Reporter {
             "html" if !ws.plugins.contains_key(name) => return Ok(Reporter::Html),
             _ => {}
         }
-        let Some(settings) = ws.plugins.get(name) else {
-            let mut known: Vec<&str> = ws.plugins.keys().map(String::as_str).collect();
-            known.splice(0..0, ["markdown", "html"]);
-            return Err(Error::usage(format!("--report: no reporter named `{name}`"))
-                .with_hint(format!("the reporters are {}; add a plugin with `vx plugin add`", known.join(", "))));
+        let plugin = match (ws.plugins.get(name), first_party::by_name(name)) {
+            (Some(settings), _) => load_configured(&ws.root, name, settings)?,
+            // A first-party reporter needs no grant, so it works unadded.
+            (None, Some(builtin)) if builtin.world == World::Reporter => builtin.load()?,
+            (None, _) => {
+                let builtins = first_party::ALL.iter().filter(|p| p.world == World::Reporter).map(|p| p.name);
+                let mut known: Vec<&str> = ["markdown", "html"].into_iter().chain(builtins).collect();
+                for plugin in ws.plugins.keys() {
+                    if !known.contains(&plugin.as_str()) {
+                        known.push(plugin);
+                    }
+                }
+                return Err(Error::usage(format!("--report: no reporter named `{name}`"))
+                    .with_hint(format!("the reporters are {}; add a plugin with `vx plugin add`", known.join(", "))));
+            }
         };
-        let plugin = load_configured(&ws.root, name, settings)?;
         if plugin.world != World::Reporter {
             return Err(Error::usage(format!(
                 "--report: plugin `{name}` is a {}, not a reporter",

@@ -117,6 +117,8 @@ pub struct State {
     pub memory: u64,
     /// Bytes this call wrote to vx's output sinks and blob writers.
     pub handed: u64,
+    /// Child processes whose handles the plugin still holds (`process`).
+    pub children: usize,
 }
 
 /// The clocks of a plugin without `allow-clocks`: the wall clock reads
@@ -194,6 +196,7 @@ impl State {
             exec: None,
             memory: 0,
             handed: 0,
+            children: 0,
         })
     }
 
@@ -212,11 +215,15 @@ impl State {
     }
 
     /// Whether the instance may serve another call after this one: nothing
-    /// stopped it, and it uses at most half of its memory limit (memory
+    /// stopped it, it holds no child process (whose group must die with
+    /// the call), and it uses at most half of its memory limit (memory
     /// never shrinks, so a large instance would leave the next call little
     /// room).
     pub fn reusable(&self) -> bool {
-        self.stop.is_none() && self.panic.is_none() && self.memory <= self.plugin.limits.memory / 2
+        self.stop.is_none()
+            && self.panic.is_none()
+            && self.children == 0
+            && self.memory <= self.plugin.limits.memory / 2
     }
 }
 

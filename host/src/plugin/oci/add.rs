@@ -1,5 +1,5 @@
 //! `vx plugin add oci://…`: pull and verify, then install exactly as a
-//! local file is installed (`install::add`: the same component check, the
+//! local file is installed (`install::add_bytes`: the same component check, the
 //! copy into `.vx/plugins/`, the BLAKE3 pin, `[plugins.NAME]`), and record
 //! in the pin where it came from and the manifest digest it resolved to.
 
@@ -26,16 +26,8 @@ pub fn add(cwd: &Path, target: &str, request: &AddRequest, plain_http: bool) -> 
     let root = load_workspace(cwd)?.root;
     let pulled = pull(&reference, plain_http)?;
     let name = request.name.clone().unwrap_or_else(|| reference.name().replace('_', "-"));
-    // Handed to `install::add` as a file, beside where it will be copied;
-    // removed whatever the outcome.
-    let dir = root.join(".vx/plugins");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format_args!("create {}", dir.display()), e))?;
-    let staged = dir.join(format!(".{name}.{}.pulled", std::process::id()));
-    std::fs::write(&staged, &pulled.bytes).map_err(|e| Error::io(format_args!("write {}", staged.display()), e))?;
-    let installed =
-        crate::plugin::add(cwd, &AddRequest { source: staged.clone(), name: Some(name), ..request.clone() });
-    let _ = std::fs::remove_file(&staged);
-    let added = installed?;
+    let hash = blake3::hash(&pulled.bytes);
+    let added = crate::plugin::add_bytes(cwd, &name, &pulled.bytes, hash, None, request)?;
     let pinned = reference.with_digest(&pulled.manifest_digest);
     write_pin_source(&root, &added.name, &reference.to_string(), &pulled.manifest_digest)
         .map_err(|e| Error::internal(e.to_string()))?;

@@ -37,6 +37,7 @@ mod plan_views;
 mod plugins;
 mod plugins_hostile;
 mod plugins_oci;
+mod plugins_polyglot;
 mod prune;
 mod reapi_cache;
 mod reapi_download;

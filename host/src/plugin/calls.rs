@@ -34,6 +34,7 @@ impl LoadedPlugin {
             World::Reporter => exports.reporter(store)?.vx_plugin_report().call_info(store),
             World::CacheBackend => exports.cache_backend(store)?.vx_plugin_cache().call_info(store),
             World::Executor => exports.executor(store)?.vx_plugin_exec().call_info(store),
+            World::Subscriber => exports.subscriber(store)?.vx_plugin_subscribe().call_info(store),
         })?;
         check_info(self.name(), raw)
     }

@@ -299,11 +299,19 @@ mod tests {
         let argv = vec!["run".to_string(), "build".to_string()];
         trace.on(event(
             100,
-            EventKind::RunStarted(RunStarted { argv, vx_version: "0.1.0".into(), tags: vec![("ci".into(), "1".into())] }),
+            EventKind::RunStarted(RunStarted {
+                argv,
+                vx_version: "0.1.0".into(),
+                tags: vec![("ci".into(), "1".into())],
+            }),
         ));
         trace.on(event(
             300,
-            EventKind::StepEnded(StepEnded { task: "app#build".into(), step: Step::Attempt(1), started_unix_nanos: 200 }),
+            EventKind::StepEnded(StepEnded {
+                task: "app#build".into(),
+                step: Step::Attempt(1),
+                started_unix_nanos: 200,
+            }),
         ));
         trace.on(event(310, EventKind::TaskNote(TaskNote { task: "app#build".into(), message: "slow".into() })));
         trace.on(event(2_000_400, finished("app#build", CacheStatus::Miss, Some(150))));

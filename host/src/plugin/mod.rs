@@ -1,6 +1,6 @@
 //! WebAssembly plugins behind the WIT interfaces in `wit/` (DESIGN §7):
-//! reporters, cache backends, executors and subscribers. The only module that names
-//! wasmtime types.
+//! reporters, cache backends, executors and subscribers. The only module
+//! that names wasmtime types.
 //!
 //! | file        | owns |
 //! |-------------|------|

@@ -267,3 +267,63 @@ fn deliver_all(feed: &Feed, root: &Path, settings: &PluginSettings) -> Result<()
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed() -> Feed {
+        Feed {
+            name: "p".to_string(),
+            call_timeout: Duration::from_secs(1),
+            state: Mutex::new(FeedState::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn note() -> wit::Event {
+        let kind = wit::EventKind::TaskNote(wit::TaskNote { task: "a#b".into(), message: "m".into() });
+        wit::Event { at_unix_nanos: 1, kind }
+    }
+
+    fn end() -> wit::Event {
+        let finished = wit::RunFinished {
+            exit_code: 0,
+            interrupted: None,
+            duration_nanos: 0,
+            succeeded: 0,
+            failed: 0,
+            skipped: 0,
+            cached: 0,
+        };
+        wit::Event { at_unix_nanos: 2, kind: wit::EventKind::RunFinished(finished) }
+    }
+
+    #[test]
+    fn a_full_queue_drops_chatter_but_never_the_runs_end() {
+        let feed = feed();
+        for _ in 0..QUEUE + 10 {
+            feed.push(note());
+        }
+        feed.push(end());
+        assert_eq!(feed.lock().dropped, 10);
+        let mut batches = 0;
+        loop {
+            let (batch, last) = feed.next_batch();
+            assert!(batch.len() <= BATCH);
+            batches += 1;
+            if last {
+                break;
+            }
+        }
+        assert_eq!(batches, (QUEUE + 1).div_ceil(BATCH));
+    }
+
+    #[test]
+    fn a_stopped_feed_takes_nothing_more() {
+        let feed = feed();
+        feed.stop(None);
+        feed.push(end());
+        assert!(feed.lock().queue.is_empty());
+    }
+}

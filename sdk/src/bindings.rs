@@ -8,7 +8,7 @@
 //! Each world module keeps only its imports in the SDK's own custom section;
 //! its exports are emitted by the export macro inside the plugin crate
 //! (`pub_export_macro`). A plugin built on this SDK therefore exports exactly
-//! the world it names, although the SDK knows all three.
+//! the world it names, although the SDK knows all four.
 
 /// Everything vx links into a plugin, generated from an SDK-private world.
 pub mod imports {
@@ -87,6 +87,14 @@ pub mod reporter {
 /// World `cache-backend`: exports `describe` and `cache`; may use wasi:http.
 pub mod cache_backend {
     world_bindings!("cache-backend", "__vx_export_cache_backend_world", {
+        "wasi:http/types@0.2.12": crate::bindings::imports::wasi::http::types,
+        "wasi:http/outgoing-handler@0.2.12": crate::bindings::imports::wasi::http::outgoing_handler,
+    });
+}
+
+/// World `subscriber`: exports `subscribe`; may use wasi:http.
+pub mod subscriber {
+    world_bindings!("subscriber", "__vx_export_subscriber_world", {
         "wasi:http/types@0.2.12": crate::bindings::imports::wasi::http::types,
         "wasi:http/outgoing-handler@0.2.12": crate::bindings::imports::wasi::http::outgoing_handler,
     });

@@ -1,6 +1,6 @@
 //! A small blocking HTTP client over `wasi:http/outgoing-handler`, for
-//! cache backends and executors. Every request goes through vx, which
-//! checks it against the plugin's `allow-hosts` grant; a denied request
+//! cache backends, executors and subscribers. Every request goes through
+//! vx, which checks it against the plugin's `allow-hosts` grant; a denied request
 //! comes back as [`Error::denied`], a remote that cannot be reached as
 //! [`Error::unavailable`].
 //!
@@ -179,6 +179,7 @@ impl Request {
         let future = outgoing_handler::handle(request, options).map_err(|e| transport_error(&what, &self.url, e))?;
         // A server may answer (say 401) before it read the body and close
         // it; then the answer, not the broken upload, says what went wrong.
+        // So does a denial: vx refuses the request before a byte is sent.
         let written = match body {
             Some((reader, _)) => write_body(&outgoing, reader).map_err(|e| e.context(&what)),
             None => Ok(()),
@@ -187,6 +188,9 @@ impl Request {
         let response = loop {
             match future.get() {
                 Some(Ok(Ok(response))) => break response,
+                Some(Ok(Err(ErrorCode::HttpRequestDenied))) => {
+                    return Err(transport_error(&what, &self.url, ErrorCode::HttpRequestDenied));
+                }
                 Some(Ok(Err(e))) => return Err(written.err().unwrap_or_else(|| transport_error(&what, &self.url, e))),
                 Some(Err(())) => return Err(Error::failed(format!("{what}: the response was taken twice"))),
                 None => future.subscribe().block(),

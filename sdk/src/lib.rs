@@ -8,6 +8,7 @@
 //! | `reporter`      | [`reporter::Reporter`]         | [`export_reporter!`]      |
 //! | `cache-backend` | [`cache_backend::CacheBackend`]| [`export_cache_backend!`] |
 //! | `executor`      | [`executor::Executor`]         | [`export_executor!`]      |
+//! | `subscriber`    | [`subscriber::Subscriber`]     | [`export_subscriber!`]    |
 //!
 //! Every plugin also implements [`Describe`]. The export macros parse the
 //! plugin's typed `Config` from the host's JSON ([`config`]), turn the
@@ -29,6 +30,7 @@ mod info;
 pub mod log;
 pub mod panic;
 pub mod reporter;
+pub mod subscriber;
 
 pub use config::NoConfig;
 pub use error::{Context, Error, ErrorKind};

@@ -49,6 +49,7 @@ mod scheduling;
 mod selection;
 mod shard;
 mod spec;
+mod subscriber;
 mod task_model;
 mod tui;
 mod turbo_compat;

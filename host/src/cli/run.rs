@@ -76,6 +76,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH", requires = "report")]
     pub report_file: Option<PathBuf>,
 
+    /// Do not send this run's events to the workspace's subscriber plugins
+    /// (an OpenTelemetry exporter, say).
+    #[arg(long)]
+    pub no_subscribers: bool,
+
     /// After the run: `determinism` runs the requested tasks twice more,
     /// uncached, and reports the outputs that differ; `inputs` runs them
     /// traced and reports what they touched outside their declarations.
@@ -241,6 +246,12 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     subscribers.extend(summary_file.clone().map(|s| s as Arc<dyn Subscriber>));
     subscribers.extend(profile.clone().map(|s| s as Arc<dyn Subscriber>));
+    // Subscriber plugins watch from threads of their own (plugin::subscriber):
+    // the run never waits on one, and nothing they do changes its result.
+    let plugin_subscribers = (!args.no_subscribers)
+        .then(|| crate::plugin::PluginSubscribers::start(&ws, argv, &tags, started, origin))
+        .flatten();
+    subscribers.extend(plugin_subscribers.clone().map(|s| s as Arc<dyn Subscriber>));
     let tui = start_tui(args.ui, args.verify.is_some(), &ws, &graph, &mut prepared.opts, argv)?;
     if let Some(tui) = &tui {
         subscribers[0] = tui.clone();
@@ -255,6 +266,9 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         if args.summary {
             print!("{}", outcome.summary.render_details());
         }
+    }
+    if let Some(plugins) = plugin_subscribers {
+        plugins.finish();
     }
     let mut code = outcome.exit_code();
     if let Some(file) = summary_file {

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::bindings::{cache_backend, executor, reporter};
+use super::bindings::{cache_backend, executor, reporter, subscriber};
 use super::engine::{Origin, engine, load_component};
 use super::error::{PluginError, PluginErrorKind};
 use super::first_party;
@@ -23,7 +23,7 @@ use crate::config::PluginSettings;
 /// Plugin files larger than this are refused before hashing.
 pub const MAX_PLUGIN_SIZE: u64 = 256 << 20;
 /// The export versions this vx loads (wit/README.md, "Compatibility").
-pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report}@0.1.*";
+pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report,subscribe}@0.1.*";
 
 /// The world a plugin implements, known from its one vx export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,7 @@ pub enum World {
     Reporter,
     CacheBackend,
     Executor,
+    Subscriber,
 }
 
 impl World {
@@ -39,6 +40,7 @@ impl World {
             World::Reporter => "reporter",
             World::CacheBackend => "cache-backend",
             World::Executor => "executor",
+            World::Subscriber => "subscriber",
         }
     }
 
@@ -47,6 +49,7 @@ impl World {
             "vx:plugin/report" => Some(World::Reporter),
             "vx:plugin/cache" => Some(World::CacheBackend),
             "vx:plugin/exec" => Some(World::Executor),
+            "vx:plugin/subscribe" => Some(World::Subscriber),
             _ => None,
         }
     }
@@ -57,6 +60,7 @@ pub(super) enum Pre {
     Reporter(reporter::ReporterPre<State>),
     CacheBackend(cache_backend::CacheBackendPre<State>),
     Executor(executor::ExecutorPre<State>),
+    Subscriber(subscriber::SubscriberPre<State>),
 }
 
 /// A plugin ready to be called: compiled, classified and link-checked.
@@ -146,6 +150,10 @@ pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> 
             let pre = executor_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
             Pre::Executor(executor::ExecutorPre::new(pre.map_err(link_error)?).map_err(link_error)?)
         }
+        World::Subscriber => {
+            let pre = subscriber_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
+            Pre::Subscriber(subscriber::SubscriberPre::new(pre.map_err(link_error)?).map_err(link_error)?)
+        }
     };
     Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre, pool: InstancePool::default() })
 }
@@ -183,7 +191,10 @@ fn classify(name: &str, engine: &wasmtime::Engine, component: &Component) -> Res
             name,
             format!("it exports none of vx's plugin interfaces ({SUPPORTED_EXPORTS}); build it with vx-plugin-sdk"),
         )),
-        _ => Err(PluginError::load(name, "it exports more than one of exec, cache and report; a plugin is one kind")),
+        _ => Err(PluginError::load(
+            name,
+            "it exports more than one of exec, cache, report and subscribe; a plugin is one kind",
+        )),
     }
 }
 
@@ -229,6 +240,11 @@ fn reporter_linker() -> Result<&'static Linker<State>, String> {
 }
 
 fn cache_linker() -> Result<&'static Linker<State>, String> {
+    static LINKER: LinkerSlot = OnceLock::new();
+    linker(&LINKER, add_http)
+}
+
+fn subscriber_linker() -> Result<&'static Linker<State>, String> {
     static LINKER: LinkerSlot = OnceLock::new();
     linker(&LINKER, add_http)
 }
@@ -405,6 +421,7 @@ impl Exports<'_> {
             Pre::Reporter(pre) => Bound::Reporter(pre.instantiate(store)?),
             Pre::CacheBackend(pre) => Bound::CacheBackend(pre.instantiate(store)?),
             Pre::Executor(pre) => Bound::Executor(pre.instantiate(store)?),
+            Pre::Subscriber(pre) => Bound::Subscriber(pre.instantiate(store)?),
         })
     }
 }

@@ -1,6 +1,6 @@
 //! WebAssembly plugins behind the WIT interfaces in `wit/` (DESIGN §7):
-//! reporters, cache backends and executors. The only module that names
-//! wasmtime types.
+//! reporters, cache backends, executors and subscribers. The only module
+//! that names wasmtime types.
 //!
 //! | file        | owns |
 //! |-------------|------|
@@ -20,6 +20,8 @@
 //! | `stdio`     | guest stdout and stderr, captured and drained per call |
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
+//! | `subscriber` | subscriber plugins: the run's events queued to each on a thread of its own |
+//! | `subscriber_events` | the run's events as `vx:plugin/subscribe` records, times on the wall clock |
 //! | `scaffold`  | `vx plugin new`: a plugin crate per world, ready to build |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
 //! | `text`      | what a plugin says to the user, made one printable, bounded line |
@@ -29,7 +31,9 @@
 //!
 //! Calls are synchronous: vx makes them from blocking threads (or outside
 //! the async runtime). Every call borrows an instance from its plugin's
-//! pool (`pool`), with the limits restarted per call. A call is stopped by its CPU
+//! pool (`pool`), with the limits restarted per call; a subscriber keeps
+//! one instance for the whole run (`subscriber`), on a thread of its own,
+//! its limits also restarted per call. A call is stopped by its CPU
 //! budget (the thread's CPU time, checked every epoch tick), its wall-clock
 //! timeout (the same check; HTTP requests carry it as their timeouts) or
 //! its memory limit.
@@ -53,6 +57,8 @@ mod reporter;
 mod scaffold;
 mod state;
 mod stdio;
+mod subscriber;
+mod subscriber_events;
 mod text;
 
 pub use bindings::StreamKind;
@@ -73,6 +79,7 @@ pub use process::{ExecContext, ExecControl};
 pub use reporter::{Reporter, write_report};
 pub use scaffold::scaffold;
 pub use state::SinkFn;
+pub use subscriber::PluginSubscribers;
 
 /// Starts the process's one engine and its epoch ticker, if they are not
 /// running yet (the first load does it otherwise). Benchmarks call it to

@@ -3,7 +3,8 @@
 //! plugin's pool: `info` and `render` on reporters, `exists`, `get` and
 //! `put` on cache backends, `info` and `execute` on executors. A fresh
 //! store and instance cost 35–60 µs, most of a short call; a pooled one
-//! costs only its limits restarted.
+//! costs only its limits restarted. (A subscriber's `info` is pooled too;
+//! its events go to one instance kept for the run, `subscriber`.)
 //!
 //! Invariants:
 //! - An instance serves one call at a time: it is taken out of the pool for
@@ -34,7 +35,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use wasmtime::Store;
 
-use super::bindings::{cache_backend, executor, reporter};
+use super::bindings::{cache_backend, executor, reporter, subscriber};
 use super::error::PluginError;
 use super::load::{LoadedPlugin, flush_output};
 use super::state::State;
@@ -52,6 +53,7 @@ pub enum Bound {
     Reporter(reporter::Reporter),
     CacheBackend(cache_backend::CacheBackend),
     Executor(executor::Executor),
+    Subscriber(subscriber::Subscriber),
 }
 
 impl Bound {
@@ -88,6 +90,7 @@ impl std::fmt::Debug for Bound {
             Bound::Reporter(_) => "Bound::Reporter",
             Bound::CacheBackend(_) => "Bound::CacheBackend",
             Bound::Executor(_) => "Bound::Executor",
+            Bound::Subscriber(_) => "Bound::Subscriber",
         })
     }
 }

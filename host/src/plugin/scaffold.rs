@@ -15,6 +15,7 @@ pub fn scaffold(world: World, name: &str, dest: &Path) -> Result<String> {
         World::Reporter => REPORTER,
         World::CacheBackend => CACHE_BACKEND,
         World::Executor => EXECUTOR,
+        World::Subscriber => SUBSCRIBER,
     };
     let valid = !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -199,6 +200,46 @@ impl Executor for {Type} {
 }
 
 export_executor!({Type});
+"#;
+
+const SUBSCRIBER: &str = r#"//! `{name}`: a vx subscriber. Once added, it gets the events of every
+//! `vx run` as they happen; it can send them out over
+//! `vx_plugin_sdk::http` to hosts granted with `allow-hosts` in
+//! `[plugins.{name}]`. This skeleton counts what it saw and logs it.
+
+use vx_plugin_sdk::subscriber::{Event, EventKind, Subscriber};
+use vx_plugin_sdk::{Describe, Error, NoConfig, PluginInfo, export_subscriber, log};
+
+/// One value lives for the whole run: keep what you need between calls.
+#[derive(Default)]
+struct {Type} {
+    tasks: u32,
+}
+
+impl Describe for {Type} {
+    fn info() -> PluginInfo {
+        PluginInfo::new("{name}", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+impl Subscriber for {Type} {
+    type Config = NoConfig;
+
+    fn on_events(&mut self, _config: &NoConfig, events: Vec<Event>) -> Result<(), Error> {
+        for event in events {
+            match event.kind {
+                EventKind::TaskFinished(_) => self.tasks += 1,
+                EventKind::RunFinished(run) => {
+                    log::info(&format!("{} tasks, exit code {}", self.tasks, run.exit_code));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+export_subscriber!({Type});
 "#;
 
 const README: &str = r#"# {name}

@@ -10,6 +10,7 @@ pub mod browser;
 pub mod buildgrid;
 pub mod devtools;
 pub mod fixtures;
+pub mod otlp;
 pub mod process;
 pub mod snapshot;
 pub mod store;

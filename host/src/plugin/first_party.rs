@@ -1,4 +1,5 @@
-//! The first-party plugins, built into the `vx` binary: `vx plugin add
+//! The first-party plugins (junit, http-cache, otel, sandbox), built into
+//! the `vx` binary: `vx plugin add
 //! junit` works by name on a machine with no WebAssembly toolchain and no
 //! network, `vx run --report junit` works in a workspace that never added
 //! it, and a clone whose `.vx/plugins/` copy is gone still loads a pinned
@@ -61,6 +62,13 @@ pub const ALL: &[FirstParty] = &[
         summary: "remote cache over HTTP: Turborepo's API or a plain GET/PUT store",
         grants_hint: "--allow-host https://cache.example.com --env TURBO_TOKEN",
         bytes: dist!("http-cache.wasm"),
+    },
+    FirstParty {
+        name: "otel",
+        world: World::Subscriber,
+        summary: "OpenTelemetry traces of every run over OTLP/HTTP: a span per task",
+        grants_hint: "--allow-host http://127.0.0.1:4318",
+        bytes: dist!("otel.wasm"),
     },
     FirstParty {
         name: "sandbox",

@@ -10,7 +10,7 @@
 //! | `grants`    | `[plugins.NAME]` grants and limits |
 //! | `lock`      | pins in `vx.lock` |
 //! | `install`   | `vx plugin add` / `remove`: check, copy, pin, configure, and undo |
-//! | `first_party` | junit, http-cache and sandbox, built into the binary: added by name, loaded without their file |
+//! | `first_party` | junit, http-cache, otel and sandbox, built into the binary: added by name, loaded without their file |
 //! | `oci`       | `vx plugin add oci://…` and `vx plugin publish`: the Wasm OCI artifact layout over the distribution API |
 //! | `installed` | `vx plugin list`: pin state, compiled or not, grants and requests |
 //! | `load`      | load, pin check, classify, link check, calls under limits |

@@ -21,6 +21,7 @@ mod everyday;
 mod executors;
 mod failures;
 mod faults;
+mod first_party;
 mod groups;
 mod guard;
 mod http_cache;

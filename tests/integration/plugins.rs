@@ -132,7 +132,10 @@ fn an_unknown_reporter_is_a_usage_error_before_the_run() {
     let env = fixture();
     let out = env.vx(&["run", "build", "--report", "nope"]);
     out.assert_code(2);
-    assert!(out.stderr.contains("no reporter named `nope`") && out.stderr.contains("markdown, html, junit, kit"), "{out}");
+    assert!(
+        out.stderr.contains("no reporter named `nope`") && out.stderr.contains("markdown, html, junit, kit"),
+        "{out}"
+    );
 }
 
 #[test]

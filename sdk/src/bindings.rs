@@ -8,7 +8,7 @@
 //! Each world module keeps only its imports in the SDK's own custom section;
 //! its exports are emitted by the export macro inside the plugin crate
 //! (`pub_export_macro`). A plugin built on this SDK therefore exports exactly
-//! the world it names, although the SDK knows all four.
+//! the world it names, although the SDK knows all five.
 
 /// Everything vx links into a plugin, generated from an SDK-private world.
 pub mod imports {
@@ -95,6 +95,16 @@ pub mod cache_backend {
 /// World `subscriber`: exports `subscribe`; may use wasi:http.
 pub mod subscriber {
     world_bindings!("subscriber", "__vx_export_subscriber_world", {
+        "wasi:http/types@0.2.12": crate::bindings::imports::wasi::http::types,
+        "wasi:http/outgoing-handler@0.2.12": crate::bindings::imports::wasi::http::outgoing_handler,
+    });
+}
+
+/// World `command`: exports `verb` (a command of vx); reads the workspace
+/// through `workspace`, generated here since only this world imports it;
+/// may use wasi:http.
+pub mod command {
+    world_bindings!("command", "__vx_export_command_world", {
         "wasi:http/types@0.2.12": crate::bindings::imports::wasi::http::types,
         "wasi:http/outgoing-handler@0.2.12": crate::bindings::imports::wasi::http::outgoing_handler,
     });

@@ -9,6 +9,7 @@
 //! | `cache-backend` | [`cache_backend::CacheBackend`]| [`export_cache_backend!`] |
 //! | `executor`      | [`executor::Executor`]         | [`export_executor!`]      |
 //! | `subscriber`    | [`subscriber::Subscriber`]     | [`export_subscriber!`]    |
+//! | `command`       | [`command::Command`]           | [`export_command!`]       |
 //!
 //! Every plugin also implements [`Describe`]. The export macros parse the
 //! plugin's typed `Config` from the host's JSON ([`config`]), turn the
@@ -22,6 +23,7 @@
 pub mod bindings;
 pub mod blob;
 pub mod cache_backend;
+pub mod command;
 pub mod config;
 mod error;
 pub mod executor;

@@ -35,6 +35,7 @@ mod package_managers;
 mod paths;
 mod picker;
 mod plan_views;
+mod plugin_commands;
 mod plugins;
 mod plugins_hostile;
 mod plugins_oci;

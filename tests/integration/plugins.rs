@@ -366,5 +366,5 @@ fn plugin_new_scaffolds_a_crate() {
     assert!(env.read("my-report/Cargo.toml").contains("crate-type = [\"cdylib\"]"));
     let out = env.vx(&["plugin", "new", "exporter", "x"]);
     out.assert_code(2);
-    assert!(out.stderr.contains("reporter, cache-backend, executor and subscriber"), "{out}");
+    assert!(out.stderr.contains("reporter, cache-backend, executor, subscriber and command"), "{out}");
 }

@@ -15,6 +15,7 @@ mod lock;
 mod pick;
 mod plugin_cmd;
 mod plugin_new;
+mod plugin_verb;
 mod prune;
 mod run;
 mod show;
@@ -99,7 +100,14 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         // Non-UTF-8 arguments are no habit of turbo or nx: pass them on as they are.
         None => argv,
     };
+    if let Some(result) = plugin_verb::dispatch(&argv) {
+        return result;
+    }
     let mut command = Cli::command();
+    let plugin_help = plugin_verb::help_section(&argv);
+    if !plugin_help.is_empty() {
+        command = command.after_help(format!("{AFTER_HELP}{plugin_help}"));
+    }
     args::check_value_flags(&command, &argv)?;
     let matches = match command.try_get_matches_from_mut(&argv) {
         Ok(m) => m,

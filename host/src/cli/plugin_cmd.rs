@@ -49,7 +49,7 @@ pub enum PluginAction {
     /// Check a component and push it to an OCI registry in the Wasm OCI
     /// layout; prints the reference pinned to its digest.
     Publish(PublishArgs),
-    /// Scaffold a plugin crate: KIND is reporter, cache-backend, executor or subscriber.
+    /// Scaffold a plugin crate: KIND is reporter, cache-backend, executor, subscriber or command.
     New {
         #[arg(value_parser = choice::<World>())]
         kind: World,

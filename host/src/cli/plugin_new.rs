@@ -11,17 +11,17 @@ use crate::error::{Error, Result};
 use crate::plugin::World;
 
 impl Choice for World {
-    const WANTS: &'static str = "reporter, cache-backend, executor or subscriber";
+    const WANTS: &'static str = "reporter, cache-backend, executor, subscriber or command";
 
     fn refuse(_flag: &str, got: &str, _command: &str) -> Error {
         Error::usage(format!("unknown plugin kind `{got}`"))
-            .with_hint("the kinds are reporter, cache-backend, executor and subscriber")
+            .with_hint("the kinds are reporter, cache-backend, executor, subscriber and command")
     }
 }
 
 impl ValueEnum for World {
     fn value_variants<'a>() -> &'a [Self] {
-        &[World::Reporter, World::CacheBackend, World::Executor, World::Subscriber]
+        &[World::Reporter, World::CacheBackend, World::Executor, World::Subscriber, World::Command]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {

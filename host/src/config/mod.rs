@@ -25,7 +25,7 @@ mod settings;
 mod task;
 
 pub use diag::nearest;
-pub use discover::expand_project_globs;
+pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use model::{

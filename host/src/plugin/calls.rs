@@ -36,6 +36,7 @@ impl LoadedPlugin {
             Bound::CacheBackend(c) => c.vx_plugin_cache().call_info(store),
             Bound::Executor(e) => e.vx_plugin_exec().call_info(store),
             Bound::Subscriber(s) => s.vx_plugin_subscribe().call_info(store),
+            Bound::Command(c) => c.vx_plugin_verb().call_info(store),
         })?;
         check_info(self.name(), raw)
     }

@@ -115,6 +115,14 @@ pub fn add_bytes(
     }
     let plugin = load_bytes_ungranted(name, bytes, hash)?;
     let info = plugin.info()?;
+    let about = match plugin.world {
+        World::Command if super::is_reserved(name) => {
+            return Err(Error::usage(format!("`{name}` is one of vx's own commands; a command plugin cannot take it"))
+                .with_hint("add it under another name with --name"));
+        }
+        World::Command => Some(plugin.command_usage()?.about),
+        _ => None,
+    };
 
     let rel = format!(".vx/plugins/{name}.wasm");
     copy_into(&root.join(&rel), source, bytes)?;
@@ -125,6 +133,7 @@ pub fn add_bytes(
         exports: plugin.export.clone(),
         plugin_version: info.version.clone(),
         requests: info.requests.clone(),
+        about,
     };
     write_pin(&root, name, &pin).map_err(|e| Error::internal(e.to_string()))?;
     let granted = add_plugin_table(&root, name, &rel, &request.grants)?;

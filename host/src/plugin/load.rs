@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::bindings::{cache_backend, executor, reporter, subscriber};
+use super::bindings::{cache_backend, command, executor, reporter, subscriber};
 use super::engine::{Origin, engine, load_component};
 use super::error::{PluginError, PluginErrorKind};
 use super::first_party;
@@ -23,7 +23,7 @@ use crate::config::PluginSettings;
 /// Plugin files larger than this are refused before hashing.
 pub const MAX_PLUGIN_SIZE: u64 = 256 << 20;
 /// The export versions this vx loads (wit/README.md, "Compatibility").
-pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report,subscribe}@0.1.*";
+pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report,subscribe,verb}@0.1.*";
 
 /// The world a plugin implements, known from its one vx export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +32,7 @@ pub enum World {
     CacheBackend,
     Executor,
     Subscriber,
+    Command,
 }
 
 impl World {
@@ -41,6 +42,7 @@ impl World {
             World::CacheBackend => "cache-backend",
             World::Executor => "executor",
             World::Subscriber => "subscriber",
+            World::Command => "command",
         }
     }
 
@@ -50,6 +52,7 @@ impl World {
             "vx:plugin/cache" => Some(World::CacheBackend),
             "vx:plugin/exec" => Some(World::Executor),
             "vx:plugin/subscribe" => Some(World::Subscriber),
+            "vx:plugin/verb" => Some(World::Command),
             _ => None,
         }
     }
@@ -61,6 +64,7 @@ pub(super) enum Pre {
     CacheBackend(cache_backend::CacheBackendPre<State>),
     Executor(executor::ExecutorPre<State>),
     Subscriber(subscriber::SubscriberPre<State>),
+    Command(command::CommandPre<State>),
 }
 
 /// A plugin ready to be called: compiled, classified and link-checked.
@@ -154,6 +158,10 @@ pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> 
             let pre = subscriber_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
             Pre::Subscriber(subscriber::SubscriberPre::new(pre.map_err(link_error)?).map_err(link_error)?)
         }
+        World::Command => {
+            let pre = command_linker().map_err(|m| PluginError::load(&name, m))?.instantiate_pre(&component);
+            Pre::Command(command::CommandPre::new(pre.map_err(link_error)?).map_err(link_error)?)
+        }
     };
     Ok(LoadedPlugin { ctx, world, export, hash, size: bytes.len() as u64, origin, pre, pool: InstancePool::default() })
 }
@@ -193,7 +201,7 @@ fn classify(name: &str, engine: &wasmtime::Engine, component: &Component) -> Res
         )),
         _ => Err(PluginError::load(
             name,
-            "it exports more than one of exec, cache, report and subscribe; a plugin is one kind",
+            "it exports more than one of exec, cache, report, subscribe and verb; a plugin is one kind",
         )),
     }
 }
@@ -249,6 +257,15 @@ fn subscriber_linker() -> Result<&'static Linker<State>, String> {
     linker(&LINKER, add_http)
 }
 
+fn command_linker() -> Result<&'static Linker<State>, String> {
+    static LINKER: LinkerSlot = OnceLock::new();
+    linker(&LINKER, |linker| {
+        add_http(linker)?;
+        command::vx::plugin::workspace::add_to_linker::<State, HasSelf<State>>(linker, |s| s)
+            .map_err(|e| format!("could not link vx:plugin/workspace: {e}"))
+    })
+}
+
 fn executor_linker() -> Result<&'static Linker<State>, String> {
     static LINKER: LinkerSlot = OnceLock::new();
     linker(&LINKER, |linker| {
@@ -281,8 +298,8 @@ impl LoadedPlugin {
     /// A fresh store with this plugin's grants and limits, its clock started.
     pub(super) fn store(&self, call: &str) -> Result<Store<State>, PluginError> {
         let engine = engine().map_err(|m| PluginError::load(self.name(), m.to_string()))?;
-        let state =
-            State::new(self.ctx.clone()).map_err(|m| PluginError::new(self.name(), call, PluginErrorKind::Load, m))?;
+        let state = State::new(self.ctx.clone(), self.world == World::Command)
+            .map_err(|m| PluginError::new(self.name(), call, PluginErrorKind::Load, m))?;
         let mut store = Store::new(engine, state);
         store.limiter(|s| s);
         store.set_epoch_deadline(1);
@@ -422,6 +439,7 @@ impl Exports<'_> {
             Pre::CacheBackend(pre) => Bound::CacheBackend(pre.instantiate(store)?),
             Pre::Executor(pre) => Bound::Executor(pre.instantiate(store)?),
             Pre::Subscriber(pre) => Bound::Subscriber(pre.instantiate(store)?),
+            Pre::Command(pre) => Bound::Command(pre.instantiate(store)?),
         })
     }
 }

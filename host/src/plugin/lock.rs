@@ -33,6 +33,9 @@ pub struct Pin {
     pub exports: String,
     pub plugin_version: String,
     pub requests: Vec<String>,
+    /// A command plugin's one-line `about`, for `vx --help` without
+    /// loading it.
+    pub about: Option<String>,
 }
 
 pub fn lock_path(root: &Path) -> PathBuf {
@@ -68,6 +71,7 @@ pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, LockError> {
         exports: text("exports"),
         plugin_version: text("plugin-version"),
         requests,
+        about: table.get("about").and_then(Item::as_str).map(str::to_string),
     }))
 }
 
@@ -89,6 +93,9 @@ pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
     table["exports"] = value(&pin.exports);
     table["plugin-version"] = value(&pin.plugin_version);
     table["requests"] = value(pin.requests.iter().collect::<Array>());
+    if let Some(about) = &pin.about {
+        table["about"] = value(about);
+    }
     plugins.insert(name, Item::Table(table));
     write_doc(root, &doc)
 }
@@ -151,6 +158,7 @@ mod tests {
             exports: "vx:plugin/report@0.1.0".into(),
             plugin_version: "1.0.0".into(),
             requests: vec!["env=X".into()],
+            about: Some("release notes since a tag".into()),
         };
         write_pin(&dir, "a", &pin).unwrap();
         assert_eq!(read_pin(&dir, "a").unwrap(), Some(pin));

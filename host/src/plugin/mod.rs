@@ -1,5 +1,5 @@
 //! WebAssembly plugins behind the WIT interfaces in `wit/` (DESIGN §7):
-//! reporters, cache backends, executors and subscribers. The only module
+//! reporters, cache backends, executors, subscribers and commands. The only module
 //! that names wasmtime types.
 //!
 //! | file        | owns |
@@ -21,6 +21,7 @@
 //! | `process`   | the `process` import: `allow-programs`, spawning through the guard |
 //! | `reporter`  | `vx run --report`: the built-in `markdown` or a reporter plugin, rendered and written |
 //! | `subscriber` | subscriber plugins: the run's events queued to each on a thread of its own |
+//! | `command`   | command plugins: `vx NAME ARGS`, their usage, the read-only `workspace` import |
 //! | `subscriber_events` | the run's events as `vx:plugin/subscribe` records, times on the wall clock |
 //! | `scaffold`  | `vx plugin new`: a plugin crate per world, ready to build |
 //! | `error`     | `PluginError`, naming the plugin and the key that mends it |
@@ -41,6 +42,7 @@
 mod bindings;
 mod cache_backend;
 mod calls;
+mod command;
 mod engine;
 mod error;
 pub mod first_party;
@@ -64,6 +66,7 @@ mod text;
 pub use bindings::StreamKind;
 pub use cache_backend::PluginBackend;
 pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
+pub use command::{RESERVED_VERBS, Usage, WorkspaceModel, help_text, is_reserved};
 pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, is_compiled};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};

@@ -35,7 +35,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use wasmtime::Store;
 
-use super::bindings::{cache_backend, executor, reporter, subscriber};
+use super::bindings::{cache_backend, command, executor, reporter, subscriber};
 use super::error::PluginError;
 use super::load::{LoadedPlugin, flush_output};
 use super::state::State;
@@ -54,6 +54,7 @@ pub enum Bound {
     CacheBackend(cache_backend::CacheBackend),
     Executor(executor::Executor),
     Subscriber(subscriber::Subscriber),
+    Command(command::Command),
 }
 
 impl Bound {
@@ -82,6 +83,13 @@ impl Bound {
             _ => Err(Self::not("an executor")),
         }
     }
+
+    pub fn command(&self) -> wasmtime::Result<&command::Command> {
+        match self {
+            Bound::Command(c) => Ok(c),
+            _ => Err(Self::not("a command")),
+        }
+    }
 }
 
 impl std::fmt::Debug for Bound {
@@ -91,6 +99,7 @@ impl std::fmt::Debug for Bound {
             Bound::CacheBackend(_) => "Bound::CacheBackend",
             Bound::Executor(_) => "Bound::Executor",
             Bound::Subscriber(_) => "Bound::Subscriber",
+            Bound::Command(_) => "Bound::Command",
         })
     }
 }

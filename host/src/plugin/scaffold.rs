@@ -16,6 +16,7 @@ pub fn scaffold(world: World, name: &str, dest: &Path) -> Result<String> {
         World::CacheBackend => CACHE_BACKEND,
         World::Executor => EXECUTOR,
         World::Subscriber => SUBSCRIBER,
+        World::Command => COMMAND,
     };
     let valid = !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -240,6 +241,52 @@ impl Subscriber for {Type} {
 }
 
 export_subscriber!({Type});
+"#;
+
+const COMMAND: &str = r#"//! `{name}`: a vx command. Once added, `vx {name} ARGS...` runs it with
+//! the arguments after its name; what it prints goes to vx's stdout and
+//! stderr. It reads the workspace through `vx_plugin_sdk::command::workspace`
+//! (projects, tasks, history); files, env and hosts need grants in
+//! `[plugins.{name}]`. This skeleton lists the projects and their tasks.
+
+use vx_plugin_sdk::command::{Command, Usage, workspace};
+use vx_plugin_sdk::{Describe, Error, NoConfig, PluginInfo, export_command};
+
+struct {Type};
+
+impl Describe for {Type} {
+    fn info() -> PluginInfo {
+        PluginInfo::new("{name}", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+impl Command for {Type} {
+    type Config = NoConfig;
+
+    fn usage() -> Usage {
+        Usage {
+            about: "lists the workspace's projects and their tasks".to_string(),
+            help: "usage: vx {name} [PROJECT...]\n\nLists each project (or the ones named) with its tasks.".to_string(),
+        }
+    }
+
+    fn run(_config: &NoConfig, args: Vec<String>) -> Result<u8, Error> {
+        let projects = workspace::projects();
+        for name in &args {
+            if !projects.iter().any(|p| &p.name == name) {
+                eprintln!("{name}: no such project");
+                return Ok(2);
+            }
+        }
+        for project in projects.iter().filter(|p| args.is_empty() || args.contains(&p.name)) {
+            let tasks: Vec<&str> = project.tasks.iter().map(|t| t.name.as_str()).collect();
+            println!("{} ({}): {}", project.name, project.dir, tasks.join(", "));
+        }
+        Ok(0)
+    }
+}
+
+export_command!({Type});
 "#;
 
 const README: &str = r#"# {name}

@@ -119,6 +119,8 @@ pub struct State {
     pub handed: u64,
     /// Child processes whose handles the plugin still holds (`process`).
     pub children: usize,
+    /// The workspace a command plugin reads (`workspace` import).
+    pub workspace: Option<Arc<super::command::WorkspaceModel>>,
 }
 
 /// The clocks of a plugin without `allow-clocks`: the wall clock reads
@@ -152,12 +154,18 @@ impl wasmtime_wasi::HostMonotonicClock for StoppedClock {
 impl State {
     /// A store's data with exactly the grants of `plugin`: preopened dirs,
     /// named env vars, stdin closed, no network, stopped clocks unless
-    /// granted, nothing inherited.
-    pub(super) fn new(plugin: Arc<PluginContext>) -> Result<State, String> {
+    /// granted, nothing inherited. Output is captured and shown prefixed
+    /// with the plugin's name, except a command plugin's (`own_stdio`),
+    /// which writes to vx's stdout and stderr as a verb of vx would.
+    pub(super) fn new(plugin: Arc<PluginContext>, own_stdio: bool) -> Result<State, String> {
         let stdout = CapturedOutput::new(STDIO_CAPACITY);
         let stderr = CapturedOutput::new(STDIO_CAPACITY);
         let mut builder = WasiCtxBuilder::new();
-        builder.stdout(stdout.clone()).stderr(stderr.clone());
+        if own_stdio {
+            builder.inherit_stdout().inherit_stderr();
+        } else {
+            builder.stdout(stdout.clone()).stderr(stderr.clone());
+        }
         // No sockets: wasmtime-wasi denies them by default, and vx says so
         // here so that a change of default upstream cannot open them. A
         // plugin reaches the network only through wasi:http and `allow-hosts`.
@@ -197,6 +205,7 @@ impl State {
             memory: 0,
             handed: 0,
             children: 0,
+            workspace: None,
         })
     }
 

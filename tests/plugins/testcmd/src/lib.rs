@@ -26,7 +26,8 @@ impl Command for TestCmd {
     fn usage() -> Usage {
         Usage {
             about: "prints what vx lets a command plugin see".to_string(),
-            help: "usage: vx testcmd projects|history TASK|echo ARGS|read PATH|env NAME|exit N|fail|panic|spin".to_string(),
+            help: "usage: vx testcmd projects|history TASK|echo ARGS|read PATH|env NAME|exit N|fail|panic|spin"
+                .to_string(),
         }
     }
 
@@ -53,10 +54,19 @@ impl Command for TestCmd {
             }
             "history" => {
                 for run in workspace::recent_invocations(10)? {
-                    println!("invocation `{}` exit={} tasks={} cached={}", run.command, run.exit_code, run.tasks, run.cached);
+                    println!(
+                        "invocation `{}` exit={} tasks={} cached={}",
+                        run.command, run.exit_code, run.tasks, run.cached
+                    );
                 }
                 let stats = workspace::task_stats(arg(1))?;
-                println!("{}: executions={} flaky={} p50={}", arg(1), stats.executions, stats.flaky, stats.p50_ms.is_some());
+                println!(
+                    "{}: executions={} flaky={} p50={}",
+                    arg(1),
+                    stats.executions,
+                    stats.flaky,
+                    stats.p50_ms.is_some()
+                );
             }
             "echo" => {
                 for a in &args[1..] {

@@ -51,6 +51,7 @@ fn it_reads_the_history_summary() {
     let out = env.vx(&["testcmd", "history", "lib#build"]);
     out.assert_success();
     assert_eq!(out.stdout, "lib#build: executions=0 flaky=0 p50=false\n", "no history yet, and none created\n{out}");
+    assert!(!env.root().join(".vx/history.db").exists(), "reading history created none");
     // Declared outputs make the builds cacheable: the second run is hits.
     for p in ["app", "lib"] {
         let toml = env.read(&format!("{p}/vx.toml"));

@@ -11,12 +11,12 @@
 //! limits are the plugin's (`call-timeout` and `cpu` bound the whole verb).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::bindings::WitError;
 use super::bindings::command::vx::plugin::workspace as wit;
 use super::error::PluginError;
-use super::load::{LoadedPlugin, flush_output};
+use super::load::LoadedPlugin;
 use super::state::State;
 use super::text::{MAX_MESSAGE, one_line};
 use crate::cache::{History, state_dir};
@@ -68,7 +68,10 @@ pub struct Usage {
 #[derive(Debug)]
 pub struct WorkspaceModel {
     projects: Vec<wit::Project>,
-    history: PathBuf,
+    history_path: PathBuf,
+    /// Opened on the first history call and kept for the rest of the
+    /// command: a plugin asking for every task's figures opens it once.
+    history: Mutex<Option<History>>,
 }
 
 impl WorkspaceModel {
@@ -101,19 +104,29 @@ impl WorkspaceModel {
                     .collect(),
             })
             .collect();
-        WorkspaceModel { projects, history: state_dir(ws).join("history.db") }
+        WorkspaceModel { projects, history_path: state_dir(ws).join("history.db"), history: Mutex::new(None) }
     }
 
-    /// History, or `None` when nothing was ever recorded (opening would
-    /// create the database, and a read-only view creates nothing).
-    fn history(&self) -> Result<Option<History>, WitError> {
-        if !self.history.is_file() {
-            return Ok(None);
+    /// `read` over history, or `empty` when nothing was ever recorded
+    /// (opening would create the database, and a read-only view creates
+    /// nothing).
+    fn with_history<R>(&self, empty: R, read: impl FnOnce(&History) -> Result<R, WitError>) -> Result<R, WitError> {
+        let mut slot = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            if !self.history_path.is_file() {
+                return Ok(empty);
+            }
+            *slot = Some(History::open(&self.history_path).map_err(unreadable)?);
         }
-        History::open(&self.history)
-            .map(Some)
-            .map_err(|e| WitError::Unavailable(format!("could not read .vx/history.db: {e}")))
+        match slot.as_ref() {
+            Some(history) => read(history),
+            None => Ok(empty),
+        }
     }
+}
+
+fn unreadable(e: crate::cache::HistoryError) -> WitError {
+    WitError::Unavailable(format!("could not read .vx/history.db: {e}"))
 }
 
 impl wit::Host for State {
@@ -122,34 +135,33 @@ impl wit::Host for State {
     }
 
     fn recent_invocations(&mut self, limit: u32) -> Result<Vec<wit::Invocation>, WitError> {
-        let Some(history) = self.workspace.as_ref().map(|w| w.history()).transpose()?.flatten() else {
-            return Ok(Vec::new());
-        };
-        let recent = history
-            .recent(limit as usize)
-            .map_err(|e| WitError::Unavailable(format!("could not read .vx/history.db: {e}")))?;
-        Ok(recent
-            .iter()
-            .map(|i| wit::Invocation {
-                command: i.command.clone(),
-                started_unix_ms: i.started_ms,
-                duration_ms: i.duration_ms(),
-                exit_code: i.exit_code,
-                tasks: u32::try_from(i.tasks).unwrap_or(u32::MAX),
-                cached: u32::try_from(i.cached).unwrap_or(u32::MAX),
-            })
-            .collect())
+        let Some(model) = self.workspace.as_ref() else { return Ok(Vec::new()) };
+        model.with_history(Vec::new(), |history| {
+            let recent = history.recent(limit as usize).map_err(unreadable)?;
+            Ok(recent
+                .iter()
+                .map(|i| wit::Invocation {
+                    command: i.command.clone(),
+                    started_unix_ms: i.started_ms,
+                    duration_ms: i.duration_ms(),
+                    exit_code: i.exit_code,
+                    tasks: u32::try_from(i.tasks).unwrap_or(u32::MAX),
+                    cached: u32::try_from(i.cached).unwrap_or(u32::MAX),
+                })
+                .collect())
+        })
     }
 
     fn task_history(&mut self, task: String) -> Result<wit::TaskStats, WitError> {
-        let Some(history) = self.workspace.as_ref().map(|w| w.history()).transpose()?.flatten() else {
-            return Ok(wit::TaskStats { p50_ms: None, executions: 0, flaky: 0 });
-        };
-        let flakiness = history.flakiness(&task);
-        Ok(wit::TaskStats {
-            p50_ms: history.p50(&task).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            executions: flakiness.executions,
-            flaky: flakiness.flaky,
+        let none = wit::TaskStats { p50_ms: None, executions: 0, flaky: 0 };
+        let Some(model) = self.workspace.as_ref() else { return Ok(none) };
+        model.with_history(none, |history| {
+            let flakiness = history.flakiness(&task);
+            Ok(wit::TaskStats {
+                p50_ms: history.p50(&task).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                executions: flakiness.executions,
+                flaky: flakiness.flaky,
+            })
         })
     }
 }
@@ -164,20 +176,11 @@ impl LoadedPlugin {
     /// Runs the command with `args` over `model`; its exit code, or the
     /// error it returned or stopped with.
     pub fn run_command(&self, model: Arc<WorkspaceModel>, args: &[String]) -> Result<u8, PluginError> {
-        let mut store = self.store("run")?;
-        store.data_mut().workspace = Some(model);
-        let result = self
-            .exports()
-            .instantiate(&mut store)
-            .and_then(|bound| bound.command()?.vx_plugin_verb().call_run(&mut store, args));
-        flush_output(self.name(), store.data_mut());
-        let returned = match result {
-            Ok(value) => match self.stop_error("run", store.data()) {
-                Some(stopped) => return Err(stopped),
-                None => value,
-            },
-            Err(e) => return Err(self.trap_error("run", store.data(), &e)),
-        };
+        let returned = self.call("run", |exports, store| {
+            store.data_mut().workspace = Some(model);
+            let bound = exports.instantiate(store)?;
+            bound.command()?.vx_plugin_verb().call_run(store, args)
+        })?;
         returned.map_err(|e| PluginError::returned(self.name(), "run", e))
     }
 }

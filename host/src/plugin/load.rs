@@ -338,8 +338,9 @@ impl LoadedPlugin {
 
     /// Runs `f` (instantiation and one export call) in a fresh store, and
     /// turns a trap or limit into a `PluginError` naming this plugin. vx's
-    /// own calls borrow pooled instances instead (`pool`); this one is the
-    /// benchmarks' measure of what a fresh instance costs.
+    /// repeated calls borrow pooled instances instead (`pool`); this one
+    /// serves a call made once per process (a command plugin's `run`) and
+    /// is the benchmarks' measure of what a fresh instance costs.
     pub fn call<R>(
         &self,
         call: &str,

@@ -3,21 +3,11 @@
 //! name with nothing but the binary, and loaded from the binary's copy when
 //! a clone lacks the pinned file.
 
-use crate::common::{TestEnv, project_toml};
-use crate::plugins::component;
-
-/// `app#build` succeeds and `lib#build` fails with `oops`.
-fn workspace() -> TestEnv {
-    let env = TestEnv::new();
-    env.write("vx.toml", "[workspace]\nprojects = [\"app\", \"lib\"]\n");
-    env.write("app/vx.toml", &project_toml("app", &[], &[("build", "echo built app", &[])]));
-    env.write("lib/vx.toml", &project_toml("lib", &[], &[("build", "echo oops; exit 3", &[])]));
-    env
-}
+use crate::plugins::{app_ok_lib_failing, component};
 
 #[test]
 fn list_available_names_each_first_party_plugin_with_its_kind_and_grants() {
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let out = env.vx(&["plugin", "list", "--available"]);
     out.assert_success();
     for (name, kind) in
@@ -32,7 +22,7 @@ fn list_available_names_each_first_party_plugin_with_its_kind_and_grants() {
 
 #[test]
 fn report_junit_works_in_a_workspace_that_never_added_it() {
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let out = env.vx(&["run", "build", "--continue", "--report", "junit", "--report-file", "junit.xml"]);
     out.assert_code(1);
     let xml = env.read("junit.xml");
@@ -43,7 +33,7 @@ fn report_junit_works_in_a_workspace_that_never_added_it() {
 
 #[test]
 fn add_by_name_pins_the_built_in_bytes_and_a_clone_without_the_file_still_loads_them() {
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let out = env.vx(&["plugin", "add", "junit"]);
     out.assert_success();
     assert!(out.stdout.contains("added `junit`: reporter"), "{out}");
@@ -67,7 +57,7 @@ fn add_by_name_pins_the_built_in_bytes_and_a_clone_without_the_file_still_loads_
 
 #[test]
 fn a_name_that_is_neither_a_file_nor_first_party_lists_the_names() {
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let out = env.vx(&["plugin", "add", "jnuit"]);
     out.assert_code(2);
     assert!(

@@ -21,12 +21,20 @@ pub(crate) fn component(name: &str) -> PathBuf {
 }
 
 /// A workspace with `app#build` (prints and succeeds) and `lib#build`
-/// (prints `oops` and fails), and the plugin `kit` (testkit) added.
-fn fixture() -> TestEnv {
+/// (prints `oops` and exits 3), no plugin added.
+pub(crate) fn app_ok_lib_failing() -> TestEnv {
     let env = TestEnv::new();
-    env.write("vx.toml", "# the workspace\n[workspace]\nprojects = [\"app\", \"lib\"] # two\n");
+    env.write("vx.toml", "[workspace]\nprojects = [\"app\", \"lib\"]\n");
     env.write("app/vx.toml", &project_toml("app", &[], &[("build", "echo built app", &[])]));
     env.write("lib/vx.toml", &project_toml("lib", &[], &[("build", "echo oops; exit 3", &[])]));
+    env
+}
+
+/// [`app_ok_lib_failing`] with a commented root `vx.toml`, and the plugin
+/// `kit` (testkit) added.
+fn fixture() -> TestEnv {
+    let env = app_ok_lib_failing();
+    env.write("vx.toml", "# the workspace\n[workspace]\nprojects = [\"app\", \"lib\"] # two\n");
     let kit = component("testkit");
     env.vx(&["plugin", "add", kit.to_str().unwrap(), "--name", "kit"]).assert_success();
     env

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Output, TestEnv, project_toml};
-use crate::plugins::component;
+use crate::common::{Output, TestEnv};
+use crate::plugins::{app_ok_lib_failing, component};
 
 const USER: &str = "platform";
 const PASSWORD: &str = "vx-test-pass";
@@ -151,15 +151,6 @@ fn make_ca(dir: &Path) {
     ]);
 }
 
-/// A workspace with `app#build` (succeeds) and `lib#build` (fails).
-fn workspace() -> TestEnv {
-    let env = TestEnv::new();
-    env.write("vx.toml", "[workspace]\nprojects = [\"app\", \"lib\"]\n");
-    env.write("app/vx.toml", &project_toml("app", &[], &[("build", "echo built app", &[])]));
-    env.write("lib/vx.toml", &project_toml("lib", &[], &[("build", "echo oops; exit 3", &[])]));
-    env
-}
-
 /// `vx ARGS` trusting the registry's CA, with `vars` set.
 fn vx(env: &TestEnv, registry: &Registry, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let mut cmd = env.vx_command(args).env("VX_REGISTRY_CA_FILE", &registry.ca());
@@ -173,7 +164,7 @@ const CREDENTIALS: [(&str, &str); 2] = [("VX_REGISTRY_USERNAME", USER), ("VX_REG
 
 /// Publishes junit to `repo:1.0.0`; returns the printed digest reference.
 fn publish(registry: &Registry, repo: &str) -> String {
-    let platform = workspace();
+    let platform = app_ok_lib_failing();
     let junit = component("junit");
     let target = format!("{}:1.0.0", registry.reference(repo));
     let out = vx(&platform, registry, &["plugin", "publish", junit.to_str().unwrap(), &target], &CREDENTIALS);
@@ -196,14 +187,14 @@ fn docker_login(env: &TestEnv, registry: &Registry) {
 }
 
 #[test]
-fn a_published_plugin_is_added_by_tag_and_by_digest_in_another_workspace() {
+fn a_published_plugin_is_added_by_tag_and_by_digest_in_another_app_ok_lib_failing() {
     let tmp = tempfile::tempdir().unwrap();
     let registry = Registry::start(tmp.path());
     let pinned = publish(&registry, "platform/junit");
     let digest = pinned.rsplit_once('@').unwrap().1.to_string();
 
     // The second workspace logs in the Docker way and adds by tag.
-    let env = workspace();
+    let env = app_ok_lib_failing();
     docker_login(&env, &registry);
     let tag = format!("{}:1.0.0", registry.reference("platform/junit"));
     let out = vx(&env, &registry, &["plugin", "add", &tag], &[]);
@@ -220,7 +211,7 @@ fn a_published_plugin_is_added_by_tag_and_by_digest_in_another_workspace() {
     assert!(run.stdout.contains("<testsuites") && run.stdout.contains("oops"), "{run}");
 
     // By digest, under another name, in a third workspace.
-    let other = workspace();
+    let other = app_ok_lib_failing();
     docker_login(&other, &registry);
     let by_digest = format!("{}@{digest}", registry.reference("platform/junit"));
     let out = vx(&other, &registry, &["plugin", "add", &by_digest, "--name", "tests"], &[]);
@@ -244,7 +235,7 @@ fn a_tampered_layer_is_refused_and_nothing_is_installed() {
     bytes[middle] ^= 0xff;
     std::fs::write(&layer, bytes).unwrap();
 
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let tag = format!("{}:1.0.0", registry.reference("platform/junit"));
     let out = vx(&env, &registry, &["plugin", "add", &tag], &CREDENTIALS);
     out.assert_code(1);
@@ -261,7 +252,7 @@ fn a_wrong_digest_is_refused() {
     let registry = Registry::start(tmp.path());
     let pinned = publish(&registry, "platform/junit");
     let digest = pinned.rsplit_once('@').unwrap().1.to_string();
-    let env = workspace();
+    let env = app_ok_lib_failing();
 
     let absent = format!("{}@sha256:{}", registry.reference("platform/junit"), "0".repeat(64));
     let out = vx(&env, &registry, &["plugin", "add", &absent], &CREDENTIALS);
@@ -293,7 +284,7 @@ fn a_wrong_digest_is_refused() {
 fn an_untrusted_ca_and_missing_credentials_are_one_line_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let registry = Registry::start(tmp.path());
-    let env = workspace();
+    let env = app_ok_lib_failing();
     let tag = format!("{}:1.0.0", registry.reference("platform/junit"));
     let junit = component("junit");
 

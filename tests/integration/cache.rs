@@ -456,6 +456,73 @@ fn a_changed_root_file_runs_it_and_exactly_its_dependents() {
     assert_all_hits(&env, &ok(&env, &["run", "build"]), 6);
 }
 
+/// Ten independent projects `w0`…`w9` whose `build` prints `out-wN` and
+/// is cached, `m` whose `build` holds a mutex, and `app#ci`, a group on
+/// every `build`: one wave of ready tasks, most of them begun in batches.
+fn wide(env: &TestEnv) -> Vec<String> {
+    root(env, "");
+    let mut names: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        let command = format!("{} && echo out-{name}", log(name));
+        project(env, name, &[], &[task("build", &command, "inputs = [\"src/**\"]")]);
+        env.write(&format!("packages/{name}/src/main.txt"), name);
+    }
+    let command = format!("{} && echo out-m", log("m"));
+    project(env, "m", &[], &[task("build", &command, "inputs = [\"src/**\"]\nmutex = \"db\"")]);
+    env.write("packages/m/src/main.txt", "m");
+    names.push("m".into());
+    let all: Vec<String> = names.iter().map(|n| format!("{n}#build")).collect();
+    let deps: Vec<&str> = all.iter().map(String::as_str).collect();
+    project(
+        env,
+        "app",
+        &[],
+        &[format!(
+            "\n[tasks.ci]\ndepends-on = [{}]\n",
+            deps.iter().map(|d| toml_str(d)).collect::<Vec<_>>().join(", ")
+        )],
+    );
+    names
+}
+
+#[test]
+fn one_wave_of_hits_and_misses_settles_each_task_once() {
+    let env = TestEnv::new();
+    let names = wide(&env);
+    let every: Vec<&str> = names.iter().map(String::as_str).collect();
+    assert_ran(&env, &ok(&env, &["run", "app#ci"]), &every);
+    for concurrency in ["1", "2", "8"] {
+        let out = ok(&env, &["run", "app#ci", "--concurrency", concurrency, "--profile=trace.json"]);
+        assert_all_hits(&env, &out, 11);
+        for name in &names {
+            let line = format!("out-{name}");
+            assert_eq!(out.stdout.matches(&line).count(), 1, "{name}'s log is replayed once\n{out}");
+        }
+        // Every hit was timed as one begun alone would be: keyed, looked up, restored.
+        let trace: Value = serde_json::from_str(&env.read("trace.json")).expect("the trace is JSON");
+        let steps = |name: &str| {
+            trace["traceEvents"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["cat"] == "step" && e["name"] == name)
+                .count()
+        };
+        assert_eq!((steps("hash"), steps("cache lookup"), steps("restore")), (11, 11, 11), "{out}");
+    }
+    // Three misses among hits in the same wave: exactly they run, each once.
+    for name in ["w2", "w5", "m"] {
+        env.write(&format!("packages/{name}/src/main.txt"), "changed");
+    }
+    let out = ok(&env, &["run", "app#ci", "--concurrency", "2"]);
+    assert_ran(&env, &out, &["m", "w2", "w5"]);
+    assert_eq!(out.summary().cached, 8, "{out}");
+    for name in &names {
+        assert_eq!(out.stdout.matches(&format!("out-{name}")).count(), 1, "{name} printed once\n{out}");
+    }
+    assert_all_hits(&env, &ok(&env, &["run", "app#ci"]), 11);
+}
+
 // ---------------------------------------------------------------------
 // Outputs and logs.
 // ---------------------------------------------------------------------

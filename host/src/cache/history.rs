@@ -216,7 +216,7 @@ const CHECKPOINT_AFTER: u64 = 4 << 20;
 /// grown past [`CHECKPOINT_AFTER`]: a `vx run` calls it once its workspace
 /// is loaded, so the copy overlaps planning and the walk instead of ending
 /// the last run.
-/// A passive checkpoint waits for no one, and one cut short by the
+/// It waits at most 100 ms for another writer, and one cut short by the
 /// process's exit leaves the database whole (SQLite finishes it later).
 pub fn checkpoint_in_background(path: &Path) {
     let wal = path.with_file_name(format!("{}-wal", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
@@ -227,7 +227,9 @@ pub fn checkpoint_in_background(path: &Path) {
     std::thread::spawn(move || {
         if let Ok(conn) = Connection::open(&path) {
             let _ = conn.busy_timeout(Duration::from_millis(100));
-            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            // TRUNCATE also empties the log: without it the log only grows,
+            // since no connection checkpoints it on close any more.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
     });
 }
@@ -291,6 +293,10 @@ impl History {
             }
         }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Closing the last connection would checkpoint the log (and remove
+        // it): as costly at the end of a run as one inside its commit, so
+        // left to `checkpoint_in_background` as well.
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
         add_missing_columns(&tx)?;

@@ -219,7 +219,8 @@ impl Cache {
         self.mode.local.write || (self.remote.is_some() && self.mode.remote.write)
     }
 
-    fn remote_reads(&self) -> bool {
+    /// Whether a remote tier is read (lookups may go over the network).
+    pub fn remote_reads(&self) -> bool {
         self.remote.is_some() && self.mode.remote.read
     }
 

@@ -157,6 +157,14 @@ impl<'g> Walker<'g> {
         }
     }
 
+    /// Hands a task marked running back to the ready ones (a batch began
+    /// it without starting it: `run::batch`).
+    pub fn untake(&mut self, node: usize) {
+        if self.state[node] == State::Running {
+            self.make_ready(node);
+        }
+    }
+
     /// A persistent task became ready: its dependents may start while it
     /// keeps running.
     pub fn release(&mut self, node: usize) {

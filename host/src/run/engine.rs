@@ -21,11 +21,13 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::admission::{Admission, Wait};
+use super::batch::{self, Made};
 use super::exec::Executors;
 use super::lifecycle::{JobResult, Shared};
 use super::mutex::{Delivered, MachineMutexes};
 use super::options::RunOptions;
 use super::signals::Signals;
+use super::task_cache::Begun;
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::{Resources, Workspace};
 use crate::error::{Error, ErrorKind, Result};
@@ -106,6 +108,12 @@ struct Cycle<'g> {
     walker: Walker<'g>,
     results: Vec<Option<TaskResult>>,
     running: JoinSet<JobResult>,
+    /// Batches of cached tasks being begun (`run::batch`).
+    batches: JoinSet<Vec<Made>>,
+    /// The nodes a batch may begin (`Shared::batchable`), and those a
+    /// batch began without a hit, waiting to be started with that start.
+    batchable: Vec<bool>,
+    begun: HashMap<usize, Box<Begun>>,
     manifests: Vec<(String, String, KeyManifest)>,
     interrupted: Option<ErrorKind>,
     /// Tasks holding a share of the budgets: all running ones, except
@@ -116,6 +124,21 @@ struct Cycle<'g> {
 }
 
 impl Cycle<'_> {
+    /// What a batch made: hits are settled; the others wait among the
+    /// ready tasks, begun ones with their start kept for [`Session::start`].
+    fn take_batch(&mut self, made: Vec<Made>) {
+        for m in made {
+            match m {
+                Made::Settled((node, result, manifest)) => self.settle(node, result, manifest),
+                Made::Begun(node, begun) => {
+                    self.begun.insert(node, begun);
+                    self.walker.untake(node);
+                }
+                Made::Left(node) => self.walker.untake(node),
+            }
+        }
+    }
+
     fn settle(&mut self, node: usize, result: TaskResult, manifest: Option<KeyManifest>) {
         if let (Some(m), Some(key)) = (manifest, &result.key) {
             self.manifests.push((result.id.clone(), key.clone(), m));
@@ -256,12 +279,16 @@ impl<'w> Session<'w> {
             member,
             results: vec![None; graph.len()],
             running: JoinSet::new(),
+            batches: JoinSet::new(),
+            batchable: (0..graph.len()).map(|n| self.shared.batchable(n)).collect(),
+            begun: HashMap::new(),
             manifests: Vec::new(),
             interrupted: None,
             in_slot: BTreeSet::new(),
             waiting: HashMap::new(),
         };
         loop {
+            self.dispatch_batches(&mut cycle);
             self.fill_slots(&mut cycle).await;
             if self.cycle_done(&cycle) {
                 break;
@@ -272,6 +299,10 @@ impl<'w> Session<'w> {
                         joined.map_err(|e| Error::internal(format!("a task runner crashed: {e}")))?;
                     self.free(node);
                     cycle.settle(node, result, manifest);
+                }
+                Some(joined) = cycle.batches.join_next(), if !cycle.batches.is_empty() => {
+                    let made = joined.map_err(|e| Error::internal(format!("a batch of cached tasks crashed: {e}")))?;
+                    cycle.take_batch(made);
                 }
                 Some((generation, (node, result, manifest))) = self.ended_rx.recv() => {
                     self.server_end(&mut cycle, generation, node, result, manifest);
@@ -311,6 +342,10 @@ impl<'w> Session<'w> {
         for node in ready {
             if pass.full() {
                 break;
+            }
+            if cycle.batchable[node] && !cycle.begun.contains_key(&node) {
+                // A batch begins it (`dispatch_batches`).
+                continue;
             }
             if self.shared.task(node).persistent && self.servers.contains_key(&node) {
                 // Still up from an earlier cycle: restart only if its key moved.
@@ -352,6 +387,43 @@ impl<'w> Session<'w> {
         self.fail_stuck(cycle);
     }
 
+    /// Hands the ready tasks a batch may begin (`run::batch`) to blocking
+    /// threads: as many batches at once as tasks may run, at most one per
+    /// core. Each takes its share of the ready ones as if every lane were
+    /// free, and the rest wait for the next free lane: one lane taking all
+    /// of them left the others idle.
+    fn dispatch_batches(&self, cycle: &mut Cycle<'w>) {
+        let lanes = self.shared.opts.concurrency.clamp(1, crate::sys::cores());
+        let free = lanes.saturating_sub(cycle.batches.len());
+        if free == 0 {
+            return;
+        }
+        let ready: Vec<usize> =
+            cycle.walker.ready_in_order().filter(|&n| cycle.batchable[n] && !cycle.begun.contains_key(&n)).collect();
+        if ready.is_empty() {
+            return;
+        }
+        for share in ready.chunks(ready.len().div_ceil(lanes)).take(free) {
+            let mut items = Vec::with_capacity(share.len());
+            for &node in share {
+                cycle.walker.take(node);
+                match self.shared.batch_item(node) {
+                    Some(item) => items.push(item),
+                    // No executor identity: the usual path says why.
+                    None => {
+                        cycle.batchable[node] = false;
+                        cycle.walker.untake(node);
+                    }
+                }
+            }
+            if items.is_empty() {
+                continue;
+            }
+            let (events, cancelled) = (self.shared.events.clone(), self.shared.cancelled.clone());
+            cycle.batches.spawn_blocking(move || batch::run(items, &events, &cancelled));
+        }
+    }
+
     /// What `node` asks of admission: a group takes nothing (it runs
     /// nothing), any other task its `resources` and `mutex`.
     fn share_of(&self, node: usize) -> (Resources, Option<&'w str>) {
@@ -384,8 +456,9 @@ impl<'w> Session<'w> {
     /// (refused, or a group after a failure).
     async fn start(&mut self, cycle: &mut Cycle<'w>, node: usize, share: Resources, mutex: Option<&str>) -> Option<()> {
         let id = self.shared.graph.nodes[node].id.to_string();
+        let begun = cycle.begun.remove(&node);
         let job = match self.shared.prepare(node) {
-            Ok(job) => job,
+            Ok(job) => super::lifecycle::Job { begun, ..job },
             Err(refused) => {
                 let why = refused.to_string();
                 self.shared.events.note(&id, &why);
@@ -416,7 +489,7 @@ impl<'w> Session<'w> {
     /// nothing else runs, would wait for ever: the server stops only once
     /// they have settled (or when vx does). They fail, saying so.
     fn fail_stuck(&self, cycle: &mut Cycle<'_>) {
-        let idle = cycle.running.is_empty() && self.servers.values().all(|s| s.ready);
+        let idle = cycle.running.is_empty() && cycle.batches.is_empty() && self.servers.values().all(|s| s.ready);
         if !idle || cycle.walker.is_stopped() {
             return;
         }
@@ -506,6 +579,7 @@ impl<'w> Session<'w> {
         };
         let nothing_ready = cycle.walker.ready_in_order().next().is_none();
         cycle.running.is_empty()
+            && cycle.batches.is_empty()
             && servers_settled
             && (cycle.walker.is_stopped() || (cycle.in_slot.is_empty() && nothing_ready))
     }

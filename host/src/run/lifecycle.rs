@@ -13,7 +13,7 @@ use tokio::sync::{Notify, mpsc};
 
 use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, Refused, effective_executor, task_command};
 use super::options::RunOptions;
-use super::task_cache::CacheJob;
+use super::task_cache::{Begun, CacheJob};
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::{Task, Workspace};
 use crate::events::{Bus, CacheOutcome, Event, Phase, TaskResult, TaskStatus};
@@ -62,6 +62,9 @@ pub struct Job {
     /// before it executes (`cache::clear_outputs`); `None` without outputs.
     /// The workspace root and the project directory come with it.
     pub outputs: Option<(std::path::PathBuf, std::path::PathBuf, Task)>,
+    /// Its start, already made in a batch (`run::batch`): locked, keyed and
+    /// looked up, without a hit.
+    pub begun: Option<Box<Begun>>,
 }
 
 impl<'w> Shared<'w> {
@@ -114,30 +117,7 @@ impl<'w> Shared<'w> {
             ready_tx: self.ready_tx.clone(),
             stop: Arc::new(Notify::new()),
         });
-        let cache = self.cache.as_ref().filter(|c| c.enabled()).map(|c| {
-            let mut task = task.clone();
-            task.executor = executor_name;
-            Arc::new(CacheJob {
-                cache: c.clone(),
-                root: self.ws.root.clone(),
-                project_dir: project.dir.clone(),
-                task,
-                executor_config: executor.identity(),
-                deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
-                keys: self.keys.clone(),
-                node,
-                fetch_outputs: self.opts.download.fetches_at_once(graph.roots.contains(&node)),
-                pending: self.pending.clone(),
-                // Only a remote hit can leave outputs on the server: without a
-                // remote tier no task is ever pending, and the walk up a dense
-                // graph, for every task, cost more than the whole run.
-                upstream: match self.opts.download {
-                    super::Download::All => Vec::new(),
-                    _ if c.remote.is_none() => Vec::new(),
-                    _ => super::download::upstream(graph, node),
-                },
-            })
-        });
+        let cache = self.cache_job(node, task, executor_name, executor.identity());
         let attempt = Attempt {
             id: n.id.to_string(),
             command,
@@ -154,7 +134,42 @@ impl<'w> Shared<'w> {
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (self.ws.root.clone(), project.dir.clone(), task.clone()));
-        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs })
+        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs, begun: None })
+    }
+
+    /// What node's cache steps need, for a cache in use: `executor_name`
+    /// runs it, and `executor_config` is that executor's part of the key.
+    pub fn cache_job(
+        &self,
+        node: usize,
+        task: &Task,
+        executor_name: String,
+        executor_config: String,
+    ) -> Option<Arc<CacheJob>> {
+        let graph = self.graph;
+        let c = self.cache.as_ref().filter(|c| c.enabled())?;
+        let mut task = task.clone();
+        task.executor = executor_name;
+        Some(Arc::new(CacheJob {
+            cache: c.clone(),
+            root: self.ws.root.clone(),
+            project_dir: self.ws.projects[graph.nodes[node].project].dir.clone(),
+            task,
+            executor_config,
+            deps: graph.deps[node].iter().map(|&d| (d, graph.nodes[d].id.to_string())).collect(),
+            keys: self.keys.clone(),
+            node,
+            fetch_outputs: self.opts.download.fetches_at_once(graph.roots.contains(&node)),
+            pending: self.pending.clone(),
+            // Only a remote hit can leave outputs on the server: without a
+            // remote tier no task is ever pending, and the walk up a dense
+            // graph, for every task, cost more than the whole run.
+            upstream: match self.opts.download {
+                super::Download::All => Vec::new(),
+                _ if c.remote.is_none() => Vec::new(),
+                _ => super::download::upstream(graph, node),
+            },
+        }))
     }
 
     /// What a task may touch, sandboxed: from its declarations, its
@@ -218,13 +233,17 @@ impl Job {
         if self.group {
             return self.settle_group().await;
         }
+        let made = self.begun.take().map(|b| *b);
         let a = &self.attempt;
+        // A task a batch began may have waited since for a slot: that wait
+        // is not part of its duration (history's p50s feed the ETAs).
         let mut start = Instant::now();
-        // Lock, key and lookup in one trip to a blocking thread, unless
-        // another vx holds the task's lock.
+        // Lock, key and lookup in one trip to a blocking thread (unless a
+        // batch made them already), unless another vx holds the task's lock.
         let cacheable_task = self.cache.as_ref().is_some_and(|c| c.task.cache);
-        let mut begun = match (&self.cache, &a.persistent) {
-            (Some(c), None) => Some(c.begin(a.node, &a.id, cacheable_task && c.cache.reads()).await),
+        let mut begun = match (made, &self.cache, &a.persistent) {
+            (Some(made), _, _) => Some(made),
+            (None, Some(c), None) => Some(c.begin(a.node, &a.id, cacheable_task && c.cache.reads()).await),
             _ => None,
         };
         let _lock = match (&self.cache, &mut begun) {
@@ -236,6 +255,9 @@ impl Job {
                 start = Instant::now();
                 lock
             }
+            // A batch began it and let its lock go: its key stands, and
+            // the wait for the lock is part of the task (it is this run's).
+            (Some(c), Some(b)) if b.released => super::task_lock::acquire(&c.root, &a.id).await,
             (_, Some(b)) => b.lock.take(),
             _ => None,
         };
@@ -262,19 +284,7 @@ impl Job {
                 None => c.try_hit(&a.id, key, &a.events).await,
             };
             if let Some(tier) = hit {
-                let result = TaskResult {
-                    id: a.id.clone(),
-                    status: TaskStatus::Succeeded,
-                    duration: start.elapsed(),
-                    cache: tier,
-                    key: key_text,
-                    exit_code: Some(0),
-                    log_tail: None,
-                    attempts: 0,
-                    failed_attempt: None,
-                    started: Some(start),
-                    usage: None,
-                };
+                let result = hit_result(&a.id, start, tier, key_text);
                 return self.record(result, keyed.map(|(_, m)| m));
             }
             a.events.emit(Event::CacheMiss { task: &a.id, key: &key.0 });
@@ -418,6 +428,23 @@ impl Job {
     fn record(self, result: TaskResult, manifest: Option<KeyManifest>) -> JobResult {
         self.attempt.events.emit(Event::Finished { result: &result, manifest: manifest.as_ref() });
         (self.attempt.node, result, manifest)
+    }
+}
+
+/// The result of a task restored from the cache (`tier`), begun at `start`.
+pub fn hit_result(id: &str, start: Instant, tier: CacheOutcome, key: Option<String>) -> TaskResult {
+    TaskResult {
+        id: id.to_string(),
+        status: TaskStatus::Succeeded,
+        duration: start.elapsed(),
+        cache: tier,
+        key,
+        exit_code: Some(0),
+        log_tail: None,
+        attempts: 0,
+        failed_attempt: None,
+        started: Some(start),
+        usage: None,
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `engine` | the walk: slots, `--continue`, signals, persistent servers |
 //! | `controls` | a front end's requests: input to interactive tasks, restarts |
 //! | `lifecycle` | one task: prepare, run, settle, record |
+//! | `batch` | cached tasks begun a batch at a time, hits settled there |
 //! | `task_cache` | a task's key, lookup, restore and store |
 //! | `exec/` | the executor seam: local processes, plugins, REAPI |
 //! | `front` | the terminal subscriber of a run |
@@ -17,6 +18,7 @@
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
 mod admission;
+mod batch;
 mod controls;
 mod download;
 mod dry;

@@ -50,13 +50,43 @@ type Found = (Result<Option<(Box<crate::cache::Entry>, CacheOutcome)>, String>, 
 
 /// What [`CacheJob::begin`] did on one blocking thread.
 pub struct Begun {
+    /// When it began: the task's start, for its duration and spans.
+    pub began: Instant,
     /// The task's lock, when it was free (or could not be made: `None`).
     pub lock: Option<super::task_lock::TaskLock>,
     /// Another vx holds the lock: nothing else was done.
     pub contended: bool,
+    /// The lock was taken and let go again ([`Begun::release_lock`]): it
+    /// must be taken again before the task runs.
+    pub released: bool,
     key: Option<Keyed>,
     /// When keying ended and the lookup began; the lookup's result.
     looked: Option<(Instant, Found)>,
+}
+
+impl Begun {
+    /// Lets the task's lock go while the task waits to be started: a batch
+    /// begins many more tasks than may run, and each lock held is an open
+    /// file. The key is kept; a clean miss is looked up again once the lock
+    /// is taken again, since another vx may have stored the task meanwhile.
+    pub fn release_lock(&mut self) {
+        if self.lock.take().is_some() {
+            self.released = true;
+        }
+        if matches!(&self.looked, Some((_, (Ok(None), _)))) {
+            self.looked = None;
+        }
+    }
+}
+
+impl std::fmt::Debug for Begun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Begun")
+            .field("contended", &self.contended)
+            .field("locked", &self.lock.is_some())
+            .field("hit", &CacheJob::begun_is_hit(self))
+            .finish_non_exhaustive()
+    }
 }
 
 impl CacheJob {
@@ -119,40 +149,51 @@ impl CacheJob {
     }
 
     /// The start of a task that is not persistent, in one trip to a
-    /// blocking thread: take its lock without waiting, key it, and (when
-    /// `look` says the task is cacheable and the cache is read) look the
-    /// key up and restore a hit. A fully cached run is thousands of these;
-    /// a trip per step cost more in thread wake-ups than the steps
-    /// themselves. When another vx holds the lock nothing else is done
-    /// (`contended`): the caller waits for it and goes the slow way.
+    /// blocking thread: [`CacheJob::begin_blocking`]. A fully cached run is
+    /// thousands of these; a trip per step cost more in thread wake-ups
+    /// than the steps themselves.
     pub async fn begin(self: &Arc<Self>, node: usize, id: &str, look: bool) -> Begun {
         let (job, owned_id) = (self.clone(), id.to_string());
-        let begun = tokio::task::spawn_blocking(move || {
-            let lock = match super::task_lock::try_acquire(&job.root, &owned_id) {
-                Err(super::task_lock::Held) => {
-                    return Begun { lock: None, contended: true, key: None, looked: None };
-                }
-                Ok(lock) => lock,
-            };
-            let key = job.key_blocking(node, &owned_id);
-            let looked = match &key {
-                Keyed::Key(key, _) if look => Some((Instant::now(), job.hit_blocking(&owned_id, key))),
-                _ => None,
-            };
-            Begun { lock, contended: false, key: Some(key), looked }
-        })
-        .await;
+        let begun = tokio::task::spawn_blocking(move || job.begin_blocking(node, &owned_id, look)).await;
         begun.unwrap_or_else(|e| Begun {
+            began: Instant::now(),
             lock: None,
             contended: false,
+            released: false,
             key: Some(Keyed::Failed(format!("not cached: key computation failed: {e}"))),
             looked: None,
         })
     }
 
+    /// Takes the task's lock without waiting, keys the task, and (when
+    /// `look` says the task is cacheable and the cache is read) looks the
+    /// key up and restores a hit, on the calling (blocking) thread. When
+    /// another vx holds the lock nothing else is done (`contended`): the
+    /// caller waits for it and goes the slow way.
+    pub fn begin_blocking(&self, node: usize, id: &str, look: bool) -> Begun {
+        let began = Instant::now();
+        let lock = match super::task_lock::try_acquire(&self.root, id) {
+            Err(super::task_lock::Held) => {
+                return Begun { began, lock: None, contended: true, released: false, key: None, looked: None };
+            }
+            Ok(lock) => lock,
+        };
+        let key = self.key_blocking(node, id);
+        let looked = match &key {
+            Keyed::Key(key, _) if look => Some((Instant::now(), self.hit_blocking(id, key))),
+            _ => None,
+        };
+        Begun { began, lock, contended: false, released: false, key: Some(key), looked }
+    }
+
     /// The key [`CacheJob::begin`] computed, its note emitted.
     pub fn begun_key(&self, begun: &mut Begun, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
         settle_key(begun.key.take()?, id, events)
+    }
+
+    /// Whether [`CacheJob::begin`] found and restored a hit.
+    pub fn begun_is_hit(begun: &Begun) -> bool {
+        matches!(&begun.looked, Some((_, (Ok(Some(_)), _))))
     }
 
     /// The lookup [`CacheJob::begin`] made, reported as [`CacheJob::try_hit`]

@@ -1,0 +1,109 @@
+//! Cached tasks in batches. A task whose start is only "lock, key, look
+//! up, restore" (a cacheable local task read from the local store) needs
+//! no command, no executor and no job of its own until it misses; in a
+//! fully cached run that is every task, and preparing, spawning and
+//! settling a job for each of them one at a time kept the engine's
+//! thread busy for longer than all the hashing. So the engine hands the
+//! ready ones to a few blocking threads in batches ([`run`]): each thread
+//! begins its tasks in turn and settles the hits itself (their spans,
+//! `CacheHit` and `Finished` go on the bus from there), and the engine
+//! only marks them done. A task that misses comes back begun (keyed; its
+//! lock let go, since a batch begins more tasks than may run and each lock
+//! is an open file) and runs the usual way from there, locked again.
+//!
+//! What stays on the one-job-per-task path: persistent tasks and groups,
+//! tasks with a `mutex` (admission decides when they may even restore),
+//! other executors than `local`, `--observe`, and every run with a
+//! remote tier that is read, whose lookups are network calls made
+//! `--concurrency` at a time.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::lifecycle::{JobResult, Shared, hit_result};
+use super::task_cache::{Begun, CacheJob};
+use crate::events::{Bus, Event, Phase};
+
+/// One task a batch begins.
+#[derive(Debug)]
+pub struct Item {
+    node: usize,
+    id: String,
+    job: Arc<CacheJob>,
+}
+
+/// What a batch made of one task.
+// Settled is by far the common case: boxing it would cost an allocation
+// per hit to save bytes in a short-lived Vec.
+#[expect(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Made {
+    /// Restored from the cache and settled (its events emitted).
+    Settled(JobResult),
+    /// Begun without a hit (its lock let go): it runs the usual way from here.
+    Begun(usize, Box<Begun>),
+    /// Not begun: vx is stopping.
+    Left(usize),
+}
+
+impl Shared<'_> {
+    /// Whether a batch may begin `node` (see the module's documentation
+    /// for which may not).
+    pub fn batchable(&self, node: usize) -> bool {
+        let Some(cache) = self.cache.as_ref() else { return false };
+        if !cache.enabled() || !cache.reads() || cache.remote_reads() || self.opts.observe.is_some() {
+            return false;
+        }
+        let task = self.task(node);
+        let executor = super::exec::effective_executor(task, self.opts.executor.as_deref());
+        !(task.persistent || task.is_group() || !task.cache || task.mutex.is_some() || executor != "local")
+    }
+
+    /// A [`Shared::batchable`] node as an item of a batch.
+    pub fn batch_item(&self, node: usize) -> Option<Item> {
+        let task = self.task(node);
+        let executor = super::exec::effective_executor(task, self.opts.executor.as_deref());
+        let identity = self.executors.identity(executor).ok()?;
+        let job = self.cache_job(node, task, executor.to_string(), identity)?;
+        Some(Item { node, id: self.graph.nodes[node].id.to_string(), job })
+    }
+}
+
+/// Begins each item in turn on the calling (blocking) thread and settles
+/// the hits, as `Job::run` would have; stops beginning once `cancelled`.
+pub fn run(items: Vec<Item>, events: &Bus, cancelled: &AtomicBool) -> Vec<Made> {
+    items
+        .into_iter()
+        .map(|item| {
+            if cancelled.load(Ordering::SeqCst) {
+                return Made::Left(item.node);
+            }
+            let begun = item.job.begin_blocking(item.node, &item.id, true);
+            settle_hit(&item, begun, events)
+        })
+        .collect()
+}
+
+/// A begun task settled when it was a hit; handed back begun otherwise.
+fn settle_hit(item: &Item, mut begun: Begun, events: &Bus) -> Made {
+    if !CacheJob::begun_is_hit(&begun) {
+        begun.release_lock();
+        return Made::Begun(item.node, Box::new(begun));
+    }
+    let id = &item.id;
+    let Some((key, manifest)) = item.job.begun_key(&mut begun, id, events) else {
+        // A hit has a key; without one it goes the usual way.
+        return Made::Begun(item.node, Box::new(begun));
+    };
+    events.span(id, Phase::Hash, begun.began);
+    let tier = item.job.begun_hit(&mut begun, id, &key, events).flatten();
+    let Some(tier) = tier else {
+        // `begun_is_hit` said it restored; nothing else reaches here.
+        return Made::Begun(item.node, Box::new(begun));
+    };
+    let result = hit_result(id, begun.began, tier, Some(key.0));
+    events.emit(Event::Finished { result: &result, manifest: Some(&manifest) });
+    // The task's lock (in `begun`) is let go only now that it is settled.
+    drop(begun);
+    Made::Settled((item.node, result, Some(manifest)))
+}

@@ -152,7 +152,10 @@ fn subscriber_receiver_down_is_one_warning_and_the_run_succeeds() {
     let lines = warnings(&out);
     assert_eq!(lines.len(), 1, "{out}");
     assert!(lines[0].contains("plugin `otel` failed in `on-events`"), "{out}");
-    assert!(lines[0].contains("connection refused"), "{out}");
+    // Refused, as a rule; "closed" when a server of a test running beside
+    // this one took the freed port meanwhile. Either way the receiver is
+    // not one that answers, and the warning says where vx sent the spans.
+    assert!(lines[0].contains(&format!("unavailable: POST {origin}/v1/traces")), "{out}");
 }
 
 #[test]

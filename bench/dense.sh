@@ -24,14 +24,15 @@ WORK=${WORK:-$(mktemp -d)}
 TIMER="python3 $SHARED_BENCH/timecmd.py"
 TASKS="build test installDeps"
 
-# gen SIDE: the workspace of one side, generated once and run cold, then
-# five cached runs so history has the rows a measured run adds to.
+# gen SIDE: the workspace of one side, generated once.
 gen() {
   local ws="$WORK/$1"
   [[ -d "$ws" ]] && return
   python3 "$SHARED_BENCH/gen_layers.py" "$ws" >/dev/null
 }
-fill_vx() { # fill_vx SIDE BINARY
+# fill_vx SIDE BINARY: one cold run, then five cached ones, so history
+# holds rows before the measured runs add theirs.
+fill_vx() {
   [[ -f "$WORK/$1/.vx/history.db" ]] && return
   for _ in 1 2 3 4 5 6; do "$2" -C "$WORK/$1" run $TASKS >/dev/null; done
 }

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::lifecycle::{JobResult, Shared, hit_result};
 use super::task_cache::{Begun, CacheJob};
+use crate::cache::Cache;
 use crate::events::{Bus, Event, Phase};
 
 /// One task a batch begins.
@@ -51,7 +52,7 @@ impl Shared<'_> {
     /// for which may not).
     pub fn batchable(&self, node: usize) -> bool {
         let Some(cache) = self.cache.as_ref() else { return false };
-        if !cache.enabled() || !cache.reads() || cache.remote_reads() || self.opts.observe.is_some() {
+        if !cache.reads() || cache.remote_reads() || self.opts.observe.is_some() {
             return false;
         }
         let task = self.task(node);
@@ -59,13 +60,13 @@ impl Shared<'_> {
         !(task.persistent || task.is_group() || !task.cache || task.mutex.is_some() || executor != "local")
     }
 
-    /// A [`Shared::batchable`] node as an item of a batch.
-    pub fn batch_item(&self, node: usize) -> Option<Item> {
-        let task = self.task(node);
-        let executor = super::exec::effective_executor(task, self.opts.executor.as_deref());
-        let identity = self.executors.identity(executor).ok()?;
-        let job = self.cache_job(node, task, executor.to_string(), identity)?;
-        Some(Item { node, id: self.graph.nodes[node].id.to_string(), job })
+    /// A [`Shared::batchable`] node as an item of a batch, with the run's
+    /// cache. It runs locally, and the local executor's part of a key is
+    /// known without preparing it.
+    pub fn batch_item(&self, cache: &Arc<Cache>, node: usize) -> Item {
+        let identity = self.executors.identity("local").unwrap_or_default();
+        let job = self.cache_job(cache, node, self.task(node), "local".to_string(), identity);
+        Item { node, id: self.graph.nodes[node].id.to_string(), job }
     }
 }
 
@@ -84,21 +85,19 @@ pub fn run(items: Vec<Item>, events: &Bus, cancelled: &AtomicBool) -> Vec<Made> 
         .collect()
 }
 
-/// A begun task settled when it was a hit; handed back begun otherwise.
+/// A begun task settled when it was a hit, as `Job::run` settles one;
+/// handed back begun, its lock let go, otherwise.
 fn settle_hit(item: &Item, mut begun: Begun, events: &Bus) -> Made {
-    if !CacheJob::begun_is_hit(&begun) {
+    if !begun.is_hit() {
         begun.release_lock();
         return Made::Begun(item.node, Box::new(begun));
     }
     let id = &item.id;
-    let Some((key, manifest)) = item.job.begun_key(&mut begun, id, events) else {
-        // A hit has a key; without one it goes the usual way.
-        return Made::Begun(item.node, Box::new(begun));
-    };
+    // A hit was keyed and looked up, so both are there.
+    let keyed = item.job.begun_key(&mut begun, id, events);
     events.span(id, Phase::Hash, begun.began);
-    let tier = item.job.begun_hit(&mut begun, id, &key, events).flatten();
-    let Some(tier) = tier else {
-        // `begun_is_hit` said it restored; nothing else reaches here.
+    let tier = keyed.as_ref().and_then(|(key, _)| item.job.begun_hit(&mut begun, id, key, events).flatten());
+    let (Some((key, manifest)), Some(tier)) = (keyed, tier) else {
         return Made::Begun(item.node, Box::new(begun));
     };
     let result = hit_result(id, begun.began, tier, Some(key.0));

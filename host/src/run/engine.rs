@@ -124,6 +124,11 @@ struct Cycle<'g> {
 }
 
 impl Cycle<'_> {
+    /// Whether a batch is to begin `node`: it may, and none has yet.
+    fn for_batch(&self, node: usize) -> bool {
+        self.batchable[node] && !self.begun.contains_key(&node)
+    }
+
     /// What a batch made: hits are settled; the others wait among the
     /// ready tasks, begun ones with their start kept for [`Session::start`].
     fn take_batch(&mut self, made: Vec<Made>) {
@@ -343,7 +348,7 @@ impl<'w> Session<'w> {
             if pass.full() {
                 break;
             }
-            if cycle.batchable[node] && !cycle.begun.contains_key(&node) {
+            if cycle.for_batch(node) {
                 // A batch begins it (`dispatch_batches`).
                 continue;
             }
@@ -395,29 +400,15 @@ impl<'w> Session<'w> {
     fn dispatch_batches(&self, cycle: &mut Cycle<'w>) {
         let lanes = self.shared.opts.concurrency.clamp(1, crate::sys::cores());
         let free = lanes.saturating_sub(cycle.batches.len());
-        if free == 0 {
-            return;
-        }
-        let ready: Vec<usize> =
-            cycle.walker.ready_in_order().filter(|&n| cycle.batchable[n] && !cycle.begun.contains_key(&n)).collect();
+        let Some(cache) = self.shared.cache.as_ref().filter(|_| free > 0) else { return };
+        let ready: Vec<usize> = cycle.walker.ready_in_order().filter(|&n| cycle.for_batch(n)).collect();
         if ready.is_empty() {
             return;
         }
         for share in ready.chunks(ready.len().div_ceil(lanes)).take(free) {
-            let mut items = Vec::with_capacity(share.len());
+            let items: Vec<batch::Item> = share.iter().map(|&node| self.shared.batch_item(cache, node)).collect();
             for &node in share {
                 cycle.walker.take(node);
-                match self.shared.batch_item(node) {
-                    Some(item) => items.push(item),
-                    // No executor identity: the usual path says why.
-                    None => {
-                        cycle.batchable[node] = false;
-                        cycle.walker.untake(node);
-                    }
-                }
-            }
-            if items.is_empty() {
-                continue;
             }
             let (events, cancelled) = (self.shared.events.clone(), self.shared.cancelled.clone());
             cycle.batches.spawn_blocking(move || batch::run(items, &events, &cancelled));

@@ -62,8 +62,8 @@ pub struct Job {
     /// before it executes (`cache::clear_outputs`); `None` without outputs.
     /// The workspace root and the project directory come with it.
     pub outputs: Option<(std::path::PathBuf, std::path::PathBuf, Task)>,
-    /// Its start, already made in a batch (`run::batch`): locked, keyed and
-    /// looked up, without a hit.
+    /// Its start, already made in a batch (`run::batch`): keyed, without a
+    /// hit, its lock let go ([`Begun::release_lock`]).
     pub begun: Option<Box<Begun>>,
 }
 
@@ -117,7 +117,8 @@ impl<'w> Shared<'w> {
             ready_tx: self.ready_tx.clone(),
             stop: Arc::new(Notify::new()),
         });
-        let cache = self.cache_job(node, task, executor_name, executor.identity());
+        let cache = self.cache.as_ref().filter(|c| c.enabled());
+        let cache = cache.map(|c| self.cache_job(c, node, task, executor_name, executor.identity()));
         let attempt = Attempt {
             id: n.id.to_string(),
             command,
@@ -137,20 +138,21 @@ impl<'w> Shared<'w> {
         Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs, begun: None })
     }
 
-    /// What node's cache steps need, for a cache in use: `executor_name`
-    /// runs it, and `executor_config` is that executor's part of the key.
+    /// What node's cache steps need, with the cache `c` in use:
+    /// `executor_name` runs it, and `executor_config` is that executor's
+    /// part of the key.
     pub fn cache_job(
         &self,
+        c: &Arc<Cache>,
         node: usize,
         task: &Task,
         executor_name: String,
         executor_config: String,
-    ) -> Option<Arc<CacheJob>> {
+    ) -> Arc<CacheJob> {
         let graph = self.graph;
-        let c = self.cache.as_ref().filter(|c| c.enabled())?;
         let mut task = task.clone();
         task.executor = executor_name;
-        Some(Arc::new(CacheJob {
+        Arc::new(CacheJob {
             cache: c.clone(),
             root: self.ws.root.clone(),
             project_dir: self.ws.projects[graph.nodes[node].project].dir.clone(),
@@ -169,7 +171,7 @@ impl<'w> Shared<'w> {
                 _ if c.remote.is_none() => Vec::new(),
                 _ => super::download::upstream(graph, node),
             },
-        }))
+        })
     }
 
     /// What a task may touch, sandboxed: from its declarations, its
@@ -247,17 +249,18 @@ impl Job {
             _ => None,
         };
         let _lock = match (&self.cache, &mut begun) {
-            (Some(c), Some(b)) if b.contended => {
-                begun = None;
+            (Some(c), Some(b)) if b.contended || b.released => {
+                // Contended: nothing was done, so all of it is done again
+                // once locked. Released by a batch: its key stands.
+                if b.contended {
+                    begun = None;
+                }
                 // Waiting for another vx process to finish this task is
                 // not part of its duration (history's p50s feed the ETAs).
                 let lock = super::task_lock::acquire(&c.root, &a.id).await;
                 start = Instant::now();
                 lock
             }
-            // A batch began it and let its lock go: its key stands, and
-            // the wait for the lock is part of the task (it is this run's).
-            (Some(c), Some(b)) if b.released => super::task_lock::acquire(&c.root, &a.id).await,
             (_, Some(b)) => b.lock.take(),
             _ => None,
         };

@@ -65,6 +65,11 @@ pub struct Begun {
 }
 
 impl Begun {
+    /// Whether [`CacheJob::begin`] found and restored a hit.
+    pub fn is_hit(&self) -> bool {
+        matches!(&self.looked, Some((_, (Ok(Some(_)), _))))
+    }
+
     /// Lets the task's lock go while the task waits to be started: a batch
     /// begins many more tasks than may run, and each lock held is an open
     /// file. The key is kept; a clean miss is looked up again once the lock
@@ -84,7 +89,7 @@ impl std::fmt::Debug for Begun {
         f.debug_struct("Begun")
             .field("contended", &self.contended)
             .field("locked", &self.lock.is_some())
-            .field("hit", &CacheJob::begun_is_hit(self))
+            .field("hit", &self.is_hit())
             .finish_non_exhaustive()
     }
 }
@@ -189,11 +194,6 @@ impl CacheJob {
     /// The key [`CacheJob::begin`] computed, its note emitted.
     pub fn begun_key(&self, begun: &mut Begun, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
         settle_key(begun.key.take()?, id, events)
-    }
-
-    /// Whether [`CacheJob::begin`] found and restored a hit.
-    pub fn begun_is_hit(begun: &Begun) -> bool {
-        matches!(&begun.looked, Some((_, (Ok(Some(_)), _))))
     }
 
     /// The lookup [`CacheJob::begin`] made, reported as [`CacheJob::try_hit`]

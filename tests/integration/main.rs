@@ -22,6 +22,7 @@ mod executors;
 mod failures;
 mod faults;
 mod first_party;
+mod git_index;
 mod groups;
 mod guard;
 mod http_cache;

@@ -173,7 +173,7 @@ fn auto_without_a_watch_walks_and_a_bad_mode_is_a_config_error() {
     env.write("vx.toml", "[workspace]\nprojects = [\"big\"]\n\n[cache]\nmonitor = \"sometimes\"\n");
     let out = env.vx(&["run", "big#hash"]);
     out.assert_code(2);
-    assert!(out.error_line().contains("monitor is `auto`, `watchman` or `off`"), "{out}");
+    assert!(out.error_line().contains("monitor is `auto`, `watchman`, `git` or `off`"), "{out}");
 }
 
 #[test]

@@ -16,12 +16,14 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use super::hasher::FileStat;
 
 /// A file under a base directory: its path relative to that directory
-/// (with `/`), its absolute path, and its `lstat` when the walk took one.
+/// (with `/`), its absolute path, its `lstat` when the walk took one, and
+/// its blob when it came from git's view clean (`super::gitwalk`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FileRef {
     pub rel: String,
     pub abs: PathBuf,
     pub stat: Option<FileStat>,
+    pub git: Option<(super::gitview::BlobId, super::gitview::GitStat)>,
 }
 
 /// Compiled `include` / `exclude` glob lists relative to one directory.
@@ -125,7 +127,7 @@ pub fn list_files(
         let Ok(meta) = std::fs::symlink_metadata(&start) else { continue };
         if !meta.is_dir() {
             if filter.matches(root) {
-                out.push(FileRef { rel: root.clone(), abs: start, stat: Some(FileStat::of(&meta)) });
+                out.push(FileRef { rel: root.clone(), abs: start, stat: Some(FileStat::of(&meta)), git: None });
             }
             continue;
         }
@@ -275,7 +277,7 @@ impl Walk<'_> {
             }
             // A file removed since the listing is simply not there.
             let Ok(meta) = entry.metadata() else { continue };
-            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)) });
+            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)), git: None });
         }
         entries.len()
     }

@@ -38,6 +38,8 @@ mod diff;
 mod entry;
 mod error;
 mod fsutil;
+mod gitview;
+mod gitwalk;
 mod hasher;
 mod history;
 mod inputs;
@@ -120,6 +122,12 @@ pub struct Cache {
     /// The file-system monitor's word on what changed, and the input
     /// lists kept from the last run (`monitor`); `None` without one.
     monitor: Option<Monitor>,
+    /// Without a monitor, in a git repository: git's questions, asked
+    /// when the cache opens and answered at the first key (`git_view`).
+    git_pending: std::sync::Mutex<Option<gitview::Pending>>,
+    git_view: std::sync::OnceLock<Option<gitview::GitView>>,
+    /// BLAKE3s of git blobs (`.vx/oid-map`).
+    oid_map: gitview::OidMap,
 }
 
 /// Which tier a lookup's answer came from.
@@ -199,8 +207,15 @@ impl Cache {
             filters: std::sync::Mutex::default(),
             wrote: std::sync::atomic::AtomicBool::new(false),
             unreadable_told: std::sync::atomic::AtomicBool::new(false),
-            monitor: Monitor::open(&ws.root, &state, ws.cache.monitor),
+            monitor: None,
+            git_pending: std::sync::Mutex::default(),
+            git_view: std::sync::OnceLock::new(),
+            oid_map: gitview::OidMap::load(state.join("oid-map")),
         };
+        cache.monitor = Monitor::open(&ws.root, &state, ws.cache.monitor);
+        if ws.cache.monitor == MonitorMode::Git {
+            cache.git_pending = std::sync::Mutex::new(gitview::Pending::start(&ws.root));
+        }
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
     }
@@ -259,6 +274,42 @@ impl Cache {
         chain
     }
 
+    /// A directory's own ignore files, read once per run.
+    fn own_ignores(&self, dir: &Path) -> Vec<ignore::gitignore::Gitignore> {
+        let mut cache = self.ignores.lock().expect("ignores lock poisoned");
+        cache.own.entry(dir.to_path_buf()).or_insert_with(|| inputs::dir_ignores(dir, dir == self.root)).clone()
+    }
+
+    /// Git's view of the workspace, once its questions are answered;
+    /// `None` with a monitor, outside git, or when git cannot stand in
+    /// for a walk (`gitview`).
+    fn git_view(&self) -> Option<&gitview::GitView> {
+        self.git_view
+            .get_or_init(|| {
+                self.git_pending.lock().expect("git lock poisoned").take().and_then(gitview::Pending::finish)
+            })
+            .as_ref()
+    }
+
+    /// The files under `base` that pass `filter`: from git's view when
+    /// there is one that can say, else walked ([`list_files`]).
+    fn list(
+        &self,
+        base: &Path,
+        filter: &GlobFilter,
+        ignores: Option<&Arc<Vec<ignore::gitignore::Gitignore>>>,
+        skip_dirs: &[PathBuf],
+    ) -> Vec<FileRef> {
+        if let Some(view) = self.git_view() {
+            let own = |dir: &Path| self.own_ignores(dir);
+            let walk = gitwalk::GitWalk { view, root: &self.root, own_ignores: &own };
+            if let Some(files) = walk.list(base, filter, ignores, skip_dirs) {
+                return files;
+            }
+        }
+        list_files(base, filter, ignores, skip_dirs)
+    }
+
     /// The workspace's global inputs, workspace-relative.
     pub fn global_files(&self) -> Vec<String> {
         self.global.iter().map(|(rel, _)| rel.clone()).collect()
@@ -294,7 +345,7 @@ impl Cache {
         let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
-        let mut files = list_files(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
+        let mut files = self.list(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
         if !prefix.as_os_str().is_empty() {
             let prefix = prefix.to_string_lossy();
             for f in &mut files {
@@ -304,7 +355,7 @@ impl Cache {
         if globs.has_anchored() {
             // Workspace-relative already; a file that both lists hold once.
             let anchored = self.filter(Some(&globs.anchored), &[])?;
-            files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
+            files.extend(self.list(root, &anchored, Some(&self.ignores_for(root)), &[]));
             files.sort();
             files.dedup_by(|a, b| a.rel == b.rel);
         }
@@ -353,9 +404,21 @@ impl Cache {
     }
 
     fn hash_ref(&self, f: &FileRef) -> std::io::Result<blake3::Hash> {
-        match &f.stat {
-            Some(stat) => self.hasher.hash_stat(&f.abs, stat),
-            None => self.hasher.hash(&f.abs),
+        match (&f.stat, &f.git) {
+            (Some(stat), _) => self.hasher.hash_stat(&f.abs, stat),
+            (None, Some((blob, git_stat))) => {
+                if let Some(hash) = self.oid_map.get(blob) {
+                    return Ok(hash);
+                }
+                let stat = hasher::FileStat::of(&std::fs::symlink_metadata(&f.abs)?);
+                let hash = self.hasher.hash_stat(&f.abs, &stat)?;
+                // Recorded only for the very file git verified as this blob.
+                if git_stat.vouches_for(&stat) && blob.1 == stat.is_symlink() {
+                    self.oid_map.put(*blob, hash);
+                }
+                Ok(hash)
+            }
+            (None, None) => self.hasher.hash(&f.abs),
         }
     }
 
@@ -585,6 +648,9 @@ impl Cache {
         }
         if let Some(Err(e)) = self.monitor.as_ref().map(Monitor::save) {
             tracing::warn!("could not save .vx/tree-snapshot: {e}");
+        }
+        if let Some(Err(e)) = self.git_view.get().and_then(Option::as_ref).map(|view| self.oid_map.save(view)) {
+            tracing::warn!("could not save .vx/oid-map: {e}");
         }
     }
 

@@ -36,6 +36,9 @@ pub enum MonitorMode {
     Auto,
     /// watchman, started and told to watch the workspace if need be.
     Watchman,
+    /// Git's index in a git repository (`super::gitview`), never
+    /// watchman: no clean file read, but git stats every tracked file.
+    Git,
     /// Never: every run walks (the stat index still saves reads).
     Off,
 }
@@ -45,6 +48,7 @@ impl MonitorMode {
         match text {
             "auto" => Some(MonitorMode::Auto),
             "watchman" => Some(MonitorMode::Watchman),
+            "git" => Some(MonitorMode::Git),
             "off" => Some(MonitorMode::Off),
             _ => None,
         }
@@ -77,7 +81,7 @@ pub struct Monitor {
 impl Monitor {
     /// Asks the monitor `mode` names; `None` when there is none to ask.
     pub fn open(root: &Path, state: &Path, mode: MonitorMode) -> Option<Monitor> {
-        if mode == MonitorMode::Off {
+        if matches!(mode, MonitorMode::Off | MonitorMode::Git) {
             return None;
         }
         let watchman = Watchman::connect(root, mode == MonitorMode::Watchman)?;

@@ -52,7 +52,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
             cache.monitor = crate::cache::MonitorMode::parse(monitor.get_ref()).ok_or_else(|| {
                 source.error(
                     Some(monitor.span()),
-                    format!("[cache] monitor is `auto`, `watchman` or `off`, not `{}`", monitor.get_ref()),
+                    format!("[cache] monitor is `auto`, `watchman`, `git` or `off`, not `{}`", monitor.get_ref()),
                 )
             })?;
         }

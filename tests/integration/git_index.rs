@@ -1,0 +1,143 @@
+//! `[cache] monitor = "git"` (and `auto` without watchman): in a git
+//! repository, clean tracked files are keyed from git's index through
+//! `.vx/oid-map`, never read or stat'ed, and every change git reports (an
+//! edit, a staged edit, a new file, a removal, an ignore file, a revert)
+//! gives the key a walk gives.
+
+use crate::common::TestEnv;
+
+/// A committed repository whose `big#hash` takes `src/**`, with git's
+/// index written more than a second after the files (so no entry is
+/// racily clean and git's stat vouches for each).
+fn repository() -> TestEnv {
+    let env = TestEnv::new();
+    env.write("vx.toml", "[workspace]\nprojects = [\"big\"]\n\n[cache]\nmonitor = \"git\"\n");
+    env.write("big/vx.toml", "[tasks.hash]\ncommand = \"true\"\ninputs = [\"src/**\", \"lib/deep/**\"]\n");
+    for i in 0..60 {
+        env.write(&format!("big/src/d{}/f{i}.txt", i % 6), &format!("file {i}\n"));
+    }
+    env.write("big/lib/deep/a.txt", "a\n");
+    env.write(".gitignore", ".vx/\nnode_modules/\n");
+    env.git_init("main");
+    env.git_commit_all("init");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.git(&["status", "--short"]);
+    env
+}
+
+fn key(env: &TestEnv) -> String {
+    let out = env.vx(&["run", "big#hash", "--dry=json"]);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    plan["tasks"][0]["key"].as_str().expect("a key").to_string()
+}
+
+/// The key a walk gives (`monitor = "off"`), the same tree.
+fn walked_key(env: &TestEnv) -> String {
+    let config = env.read("vx.toml");
+    env.write("vx.toml", &config.replace("monitor = \"git\"", "monitor = \"off\""));
+    let key = key(env);
+    env.write("vx.toml", &config);
+    key
+}
+
+#[test]
+fn every_change_git_reports_gives_the_walked_key() {
+    let env = repository();
+    let first = key(&env);
+    assert_eq!(first, walked_key(&env));
+    let map = std::fs::metadata(env.root().join(".vx/oid-map")).expect("the run keeps blobs' BLAKE3s");
+    assert!(map.len() > 60 * 53, "one record per clean input file: {} bytes", map.len());
+    assert_eq!(key(&env), first, "unchanged, now from the map");
+
+    env.write("big/src/d3/f3.txt", "edited\n");
+    let edited = key(&env);
+    assert_ne!(edited, first, "an edit");
+    assert_eq!(edited, walked_key(&env));
+
+    env.git(&["add", "big/src/d3/f3.txt"]);
+    assert_eq!(key(&env), edited, "staged, the same bytes");
+
+    env.git(&["checkout", "HEAD", "--", "big/src/d3/f3.txt"]);
+    assert_eq!(key(&env), first, "reverted");
+
+    env.write("big/src/d9/new.txt", "new\n");
+    let added = key(&env);
+    assert_ne!(added, first, "an untracked file");
+    assert_eq!(added, walked_key(&env));
+
+    env.remove("big/src/d1/f1.txt");
+    let removed = key(&env);
+    assert_ne!(removed, added, "a removal");
+    assert_eq!(removed, walked_key(&env));
+
+    env.write("big/src/.gitignore", "f2*.txt\n");
+    let ignored = key(&env);
+    assert_ne!(ignored, removed, "an ignore file");
+    assert_eq!(ignored, walked_key(&env));
+
+    env.write("big/src/node_modules/x.txt", "x\n");
+    env.write("big/dist/out.js", "built\n");
+    assert_eq!(key(&env), ignored, "node_modules and files outside the inputs");
+
+    // The walk reads no ignore file between the project and a glob's
+    // root (`lib/deep`), git does: git ignores this file, the walk takes
+    // it, so the list is walked, not made from git.
+    env.write("big/lib/.gitignore", "*.log\n");
+    env.write("big/lib/deep/b.log", "log\n");
+    let quirk = key(&env);
+    assert_ne!(quirk, ignored);
+    assert_eq!(quirk, walked_key(&env));
+
+    env.git_commit_all("more");
+    assert_eq!(key(&env), quirk, "committed, the same bytes");
+}
+
+#[test]
+fn clean_files_are_neither_read_nor_stated() {
+    let env = repository();
+    key(&env);
+    env.write("big/src/d0/dirty.txt", "dirty\n");
+    let expected = key(&env);
+    let trace = env.root().join("trace");
+    let bin = crate::common::vx_bin().to_string_lossy().into_owned();
+    let args = ["-f", "-e", "trace=%stat,openat,execve", "-o", trace.to_str().expect("utf-8")];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend([bin.as_str(), "run", "big#hash", "--dry=json"]);
+    let out = env.tool_in(".", "strace", &all, &[]);
+    out.assert_success();
+    assert!(out.stdout.contains(&expected), "{out}");
+    let calls = std::fs::read_to_string(&trace).expect("the trace");
+    assert!(calls.contains("oid-map"), "the trace holds vx's calls:\n{calls}");
+    // git's own calls (it stats every tracked file) are not vx's.
+    let git: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.contains("execve(") && l.contains("git\""))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(!git.is_empty(), "vx asked git");
+    let touched: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.contains("/src/") && !l.contains("/.gitignore") && !l.contains("/.ignore"))
+        .filter(|l| l.split_whitespace().next().is_some_and(|pid| !git.contains(&pid)))
+        .collect();
+    assert!(
+        !touched.is_empty() && touched.iter().all(|l| l.contains("dirty.txt")),
+        "only the dirty file: {touched:#?}"
+    );
+}
+
+#[test]
+fn converting_attributes_and_a_bad_index_walk_instead() {
+    let env = repository();
+    env.write(".gitattributes", "*.txt text=auto\n");
+    let walked = walked_key(&env);
+    assert_eq!(key(&env), walked);
+    assert!(!env.root().join(".vx/oid-map").exists(), "git's bytes may not be the file's: no blob is mapped");
+
+    env.remove(".gitattributes");
+    std::fs::write(env.root().join(".git/index"), b"DIRC garbage").expect("write");
+    let out = env.vx(&["run", "big#hash", "--dry=json"]);
+    out.assert_success();
+    assert!(out.stdout.contains(&walked), "a corrupt index: walked, same key\n{out}");
+}

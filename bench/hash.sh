@@ -96,4 +96,6 @@ set_monitor git
 echo "== vx with git's index (monitor = \"git\"): vx run big#hash --dry=json"
 "$VX" run big#hash --dry=json > /dev/null
 $TIMER -n "$RUNS" --warmup 1 -- "$VX" run big#hash --dry=json | grep 'A wall'
+echo "== vx with git's index, no stat index (files rewritten, a new checkout): compare with cold"
+$TIMER -n "$RUNS" --warmup 1 -- sh -c "rm -f .vx/stat-index && exec '$VX' run big#hash --dry=json > /dev/null" | grep 'A wall'
 set_monitor off

@@ -379,10 +379,12 @@ const MAGIC: &[u8] = b"VXOM1\n";
 const RECORD: usize = 20 + 1 + 32;
 
 impl OidMap {
-    /// Loads `file`; a missing, torn or foreign one starts empty (which
-    /// only costs reads).
-    pub fn load(file: PathBuf) -> OidMap {
-        let saved = std::fs::read(&file).ok().and_then(|bytes| decode(&bytes)).unwrap_or_default();
+    /// Loads `file` when `wanted` (else the map stays empty: only
+    /// `monitor = "git"` uses it); a missing, torn or foreign one starts
+    /// empty, which only costs reads.
+    pub fn load(file: PathBuf, wanted: bool) -> OidMap {
+        let read = || std::fs::read(&file).ok().and_then(|bytes| decode(&bytes));
+        let saved = wanted.then(read).flatten().unwrap_or_default();
         OidMap { file, saved, fresh: Mutex::default() }
     }
 

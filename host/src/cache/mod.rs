@@ -210,7 +210,7 @@ impl Cache {
             monitor: None,
             git_pending: std::sync::Mutex::default(),
             git_view: std::sync::OnceLock::new(),
-            oid_map: gitview::OidMap::load(state.join("oid-map")),
+            oid_map: gitview::OidMap::load(state.join("oid-map"), ws.cache.monitor == MonitorMode::Git),
         };
         cache.monitor = Monitor::open(&ws.root, &state, ws.cache.monitor);
         if ws.cache.monitor == MonitorMode::Git {

@@ -141,3 +141,19 @@ fn converting_attributes_and_a_bad_index_walk_instead() {
     out.assert_success();
     assert!(out.stdout.contains(&walked), "a corrupt index: walked, same key\n{out}");
 }
+
+#[test]
+fn a_conflicted_file_deleted_on_one_side_still_counts() {
+    let env = repository();
+    env.git(&["checkout", "--quiet", "-b", "theirs"]);
+    env.remove("big/src/d2/f2.txt");
+    env.git_commit_all("delete");
+    env.git(&["checkout", "--quiet", "main"]);
+    env.write("big/src/d2/f2.txt", "ours\n");
+    env.git_commit_all("edit");
+    let out = env.tool_in(".", "git", &["merge", "--quiet", "theirs"], &[]);
+    assert_ne!(out.code, 0, "a modify/delete conflict: {out}");
+    assert!(env.git(&["status", "--porcelain"]).contains("UD big/src/d2/f2.txt"));
+    let conflicted = key(&env);
+    assert_eq!(conflicted, walked_key(&env), "the file on disk is an input, as the walk finds it");
+}

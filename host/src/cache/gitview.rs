@@ -17,15 +17,15 @@
 //!   names, so the BLAKE3 recorded for that blob is its BLAKE3. A blob's
 //!   BLAKE3 is recorded only when vx hashed the file itself and its stat
 //!   equals the stat git recorded when it last verified the file, and
-//!   that entry is not racily clean (modified at or after the index was
-//!   written, which git re-checks by content). Modified and untracked
-//!   files are hashed through the stat index as on a walk.
+//!   that entry is not racily clean (modified in the second the index was
+//!   written or later, which git re-checks by content). Modified and
+//!   untracked files are hashed through the stat index as on a walk.
 //! - Where git's bytes are not the file's (clean/smudge filters, line-end
 //!   conversion, `ident`, working-tree encodings), symbolic links kept as
 //!   files, sparse or split indexes, `assume-unchanged` and
-//!   `skip-worktree` entries, submodules, non-UTF-8 paths, or a workspace
-//!   that is not the repository's top level: no view, and every task is
-//!   walked.
+//!   `skip-worktree` entries, submodules, non-UTF-8 paths, a workspace
+//!   that is not the repository's top level, or an index rewritten while
+//!   git was asked: no view, and every task is walked.
 //!
 //! docs/cache.md ("Unchanged trees") is the user's side of this.
 
@@ -82,7 +82,7 @@ pub struct Pending {
     root: PathBuf,
     status: Child,
     config: Child,
-    /// `.git/index` as it was before git was asked (see `index_unchanged`).
+    /// `.git/index` as it was before git was asked (compared in `view`).
     index_before: Option<IndexStamp>,
 }
 
@@ -246,9 +246,11 @@ fn index_paths(index: &gix_index::File) -> Result<Vec<(String, Seen)>, String> {
 }
 
 /// Folds `git status --porcelain=v1 -z` into the index's paths: changed
-/// entries become dirty, deleted ones go, untracked and ignored ones join.
+/// entries become dirty (a deleted one too: an unmerged "deleted by them"
+/// may still be on disk, and a dirty path that is not is skipped when
+/// listed), untracked and ignored ones join.
 fn merge_status(paths: &mut Vec<(String, Seen)>, out: &[u8]) -> Result<(), String> {
-    let mut changed: HashMap<&str, Option<Seen>> = HashMap::new();
+    let mut changed = std::collections::HashSet::new();
     let mut extra = Vec::new();
     for record in out.split(|b| *b == 0).filter(|r| r.len() > 3) {
         let (code, path) = record.split_at(3);
@@ -259,26 +261,20 @@ fn merge_status(paths: &mut Vec<(String, Seen)>, out: &[u8]) -> Result<(), Strin
             }
             b"??" => extra.push((path.to_string(), Seen::Dirty)),
             b"!!" => extra.push((path.to_string(), Seen::Opaque { dir: false })),
-            [_, b'D'] => {
-                changed.insert(path, None);
-            }
             _ => {
-                changed.insert(path, Some(Seen::Dirty));
+                changed.insert(path);
             }
         }
     }
-    if !changed.is_empty() {
-        paths.retain_mut(|(path, seen)| match changed.get(path.as_str()) {
-            Some(None) => false,
-            Some(Some(now)) => {
-                *seen = *now;
-                true
-            }
-            None => true,
-        });
+    for (path, seen) in paths.iter_mut() {
+        if changed.contains(path.as_str()) {
+            *seen = Seen::Dirty;
+        }
     }
-    paths.extend(extra);
-    paths.sort_by(|a, b| a.0.cmp(&b.0));
+    if !extra.is_empty() {
+        paths.extend(extra);
+        paths.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(())
 }
 
@@ -472,6 +468,7 @@ mod tests {
             kinds,
             [
                 ("a", "dirty"),
+                ("b", "dirty"),
                 ("c-x", "dirty"),
                 ("c/d", "clean"),
                 ("c/e", "dirty"),
@@ -485,8 +482,8 @@ mod tests {
         assert_eq!(names("c"), ["c/d", "c/e", "c/x", "c/y.log"]);
         assert_eq!(names("c/x"), ["c/x"]);
         assert_eq!(names("c-x"), ["c-x"]);
-        assert_eq!(names("").len(), 7);
-        assert!(names("b").is_empty());
+        assert_eq!(names("").len(), 8);
+        assert_eq!(names("b"), ["b"], "deleted is dirty: listing skips it when it is not on disk");
     }
 
     #[test]

@@ -122,8 +122,8 @@ pub struct Cache {
     /// The file-system monitor's word on what changed, and the input
     /// lists kept from the last run (`monitor`); `None` without one.
     monitor: Option<Monitor>,
-    /// Without a monitor, in a git repository: git's questions, asked
-    /// when the cache opens and answered at the first key (`git_view`).
+    /// Under `monitor = "git"`, in a git repository: git's questions,
+    /// asked when the cache opens and answered at the first key.
     git_pending: std::sync::Mutex<Option<gitview::Pending>>,
     git_view: std::sync::OnceLock<Option<gitview::GitView>>,
     /// BLAKE3s of git blobs (`.vx/oid-map`).
@@ -207,15 +207,13 @@ impl Cache {
             filters: std::sync::Mutex::default(),
             wrote: std::sync::atomic::AtomicBool::new(false),
             unreadable_told: std::sync::atomic::AtomicBool::new(false),
-            monitor: None,
-            git_pending: std::sync::Mutex::default(),
+            monitor: Monitor::open(&ws.root, &state, ws.cache.monitor),
+            git_pending: std::sync::Mutex::new(
+                (ws.cache.monitor == MonitorMode::Git).then(|| gitview::Pending::start(&ws.root)).flatten(),
+            ),
             git_view: std::sync::OnceLock::new(),
             oid_map: gitview::OidMap::load(state.join("oid-map"), ws.cache.monitor == MonitorMode::Git),
         };
-        cache.monitor = Monitor::open(&ws.root, &state, ws.cache.monitor);
-        if ws.cache.monitor == MonitorMode::Git {
-            cache.git_pending = std::sync::Mutex::new(gitview::Pending::start(&ws.root));
-        }
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
     }
@@ -281,8 +279,8 @@ impl Cache {
     }
 
     /// Git's view of the workspace, once its questions are answered;
-    /// `None` with a monitor, outside git, or when git cannot stand in
-    /// for a walk (`gitview`).
+    /// `None` unless `monitor = "git"`, outside git, or when git cannot
+    /// stand in for a walk (`gitview`).
     fn git_view(&self) -> Option<&gitview::GitView> {
         self.git_view
             .get_or_init(|| {

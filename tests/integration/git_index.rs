@@ -93,38 +93,60 @@ fn every_change_git_reports_gives_the_walked_key() {
     assert_eq!(key(&env), quirk, "committed, the same bytes");
 }
 
-#[test]
-fn clean_files_are_neither_read_nor_stated() {
-    let env = repository();
-    key(&env);
-    env.write("big/src/d0/dirty.txt", "dirty\n");
-    let expected = key(&env);
-    let trace = env.root().join("trace");
+/// `vx run big#hash --dry=json` in `dir` (relative to the workspace root)
+/// under `strace -f`: its output, and the traced calls of vx's own threads
+/// (not git's, which stats every tracked file) that name `needle`.
+fn traced(env: &TestEnv, dir: &str, needle: &str) -> (crate::common::Output, Vec<String>) {
+    let trace = env.root().join("../trace");
+    let _ = std::fs::remove_file(&trace);
     let bin = crate::common::vx_bin().to_string_lossy().into_owned();
     let args = ["-f", "-e", "trace=%stat,openat,execve", "-o", trace.to_str().expect("utf-8")];
     let mut all: Vec<&str> = args.to_vec();
     all.extend([bin.as_str(), "run", "big#hash", "--dry=json"]);
-    let out = env.tool_in(".", "strace", &all, &[]);
+    let out = env.tool_in(dir, "strace", &all, &[]);
     out.assert_success();
-    assert!(out.stdout.contains(&expected), "{out}");
     let calls = std::fs::read_to_string(&trace).expect("the trace");
     assert!(calls.contains("oid-map"), "the trace holds vx's calls:\n{calls}");
-    // git's own calls (it stats every tracked file) are not vx's.
     let git: Vec<&str> = calls
         .lines()
         .filter(|l| l.contains("execve(") && l.contains("git\""))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert!(!git.is_empty(), "vx asked git");
-    let touched: Vec<&str> = calls
+    let touched = calls
         .lines()
-        .filter(|l| l.contains("/src/") && !l.contains("/.gitignore") && !l.contains("/.ignore"))
+        .filter(|l| l.contains(needle) && !l.contains("/.gitignore") && !l.contains("/.ignore"))
         .filter(|l| l.split_whitespace().next().is_some_and(|pid| !git.contains(&pid)))
+        .map(str::to_string)
         .collect();
+    (out, touched)
+}
+
+#[test]
+fn clean_files_are_neither_read_nor_stated() {
+    let env = repository();
+    key(&env);
+    env.write("big/src/d0/dirty.txt", "dirty\n");
+    let expected = key(&env);
+    let (out, touched) = traced(&env, ".", "/src/");
+    assert!(out.stdout.contains(&expected), "{out}");
     assert!(
         !touched.is_empty() && touched.iter().all(|l| l.contains("dirty.txt")),
         "only the dirty file: {touched:#?}"
     );
+}
+
+#[test]
+fn a_carried_map_keys_a_fresh_clone_without_reading_it() {
+    let env = repository();
+    let expected = key(&env);
+    let clone = env.root().join("../clone");
+    env.git(&["clone", "--quiet", ".", clone.to_str().expect("utf-8")]);
+    std::fs::create_dir_all(clone.join(".vx")).expect("mkdir");
+    std::fs::copy(env.root().join(".vx/oid-map"), clone.join(".vx/oid-map")).expect("carry the map");
+    let (out, touched) = traced(&env, "../clone", "/clone/big/src/");
+    assert!(out.stdout.contains(&expected), "the walk's key, in another clone: {out}");
+    assert!(touched.is_empty(), "no source file of the clone stat'ed or read: {touched:#?}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use ignore::gitignore::Gitignore;
 
-use super::inputs::{GlobFilter, dir_ignores, ignored_by};
+use super::inputs::{GlobFilter, chained, dir_ignores, ignored_by};
 use super::{Cache, GlobError, InputGlobs, OutputGlobs};
 use crate::config::Task;
 
@@ -92,12 +92,5 @@ impl Cache {
 /// `chain` with `dir`'s own ignore files after it, as the walk reads them
 /// on entering `dir` (none when it does not exist).
 fn with_own(chain: &Arc<Vec<Gitignore>>, dir: &Path) -> Arc<Vec<Gitignore>> {
-    let own = dir_ignores(dir, false);
-    if own.is_empty() {
-        return chain.clone();
-    }
-    let mut longer = Vec::with_capacity(chain.len() + own.len());
-    longer.extend(chain.iter().cloned());
-    longer.extend(own);
-    Arc::new(longer)
+    chained(chain, dir_ignores(dir, false))
 }

@@ -18,7 +18,7 @@ use ignore::gitignore::Gitignore;
 
 use super::gitview::{GitView, Seen};
 use super::hasher::FileStat;
-use super::inputs::{FileRef, GlobFilter, ignored_by};
+use super::inputs::{FileRef, GlobFilter, chained, ignored_by, join_rel};
 
 type Chain = Arc<Vec<Gitignore>>;
 
@@ -44,7 +44,7 @@ impl GitWalk<'_> {
         let base_rel = base.strip_prefix(self.root).ok()?.to_str()?;
         let mut out = Vec::new();
         for root in filter.roots() {
-            let start_rel = join(base_rel, root);
+            let start_rel = join_rel(base_rel, root);
             let paths = self.view.under(&start_rel);
             if let [(path, seen)] = paths
                 && *path == start_rel
@@ -56,12 +56,21 @@ impl GitWalk<'_> {
                 continue;
             }
             let start = base.join(root);
+            let respect = ignores.is_some();
             let mut chain = ignores.cloned().unwrap_or_default();
-            if ignores.is_some() && !root.is_empty() {
-                chain = extend(&chain, (self.own_ignores)(&start));
+            if respect && !root.is_empty() {
+                chain = chained(&chain, (self.own_ignores)(&start));
             }
-            let part =
-                Part { walk: self, base_rel, start_rel: &start_rel, start: &start, chain, filter, ignores, skip_dirs };
+            let part = Part {
+                own_ignores: self.own_ignores,
+                base_rel,
+                start_rel: &start_rel,
+                start: &start,
+                chain,
+                filter,
+                respect,
+                skip_dirs,
+            };
             out.extend(part.list_parallel(paths)?);
         }
         out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
@@ -72,14 +81,15 @@ impl GitWalk<'_> {
 
 /// Git's paths under one literal root of a walk, listed as the walk
 /// would list that root.
-struct Part<'a, 'w> {
-    walk: &'a GitWalk<'w>,
+struct Part<'a> {
+    own_ignores: &'a (dyn Fn(&Path) -> Vec<Gitignore> + Sync),
     base_rel: &'a str,
     start_rel: &'a str,
     start: &'a Path,
     chain: Chain,
     filter: &'a GlobFilter,
-    ignores: Option<&'a Chain>,
+    /// Whether ignore files count (inputs; outputs are listed without).
+    respect: bool,
     skip_dirs: &'a [PathBuf],
 }
 
@@ -87,7 +97,7 @@ struct Part<'a, 'w> {
 /// of it would be.
 const PER_THREAD: usize = 8192;
 
-impl Part<'_, '_> {
+impl Part<'_> {
     fn list_parallel(&self, paths: &[(String, Seen)]) -> Option<Vec<FileRef>> {
         let threads = crate::sys::cores().min(paths.len() / PER_THREAD);
         if threads <= 1 {
@@ -105,8 +115,12 @@ impl Part<'_, '_> {
     }
 
     fn list(&self, paths: &[(String, Seen)]) -> Option<Vec<FileRef>> {
-        let respect = self.ignores.is_some();
-        let mut dirs = Dirs { walk: self.walk, respect, skip_dirs: self.skip_dirs, known: HashMap::new() };
+        let mut dirs = Dirs {
+            own_ignores: self.own_ignores,
+            respect: self.respect,
+            skip_dirs: self.skip_dirs,
+            known: HashMap::new(),
+        };
         let mut out = Vec::with_capacity(paths.len());
         for (path, seen) in paths {
             let sub = path[self.start_rel.len()..].trim_start_matches('/');
@@ -117,7 +131,7 @@ impl Part<'_, '_> {
             if is_dir && (name == ".git" || name == ".vx" || name == "node_modules" || self.skip_dirs.contains(&abs)) {
                 continue;
             }
-            if respect && !chain.is_empty() && ignored_by(&chain, &abs, is_dir) {
+            if self.respect && ignored_by(&chain, &abs, is_dir) {
                 continue;
             }
             if is_dir {
@@ -135,14 +149,14 @@ impl Part<'_, '_> {
 
 /// Directories of one walk root: the ignore chain that applies inside
 /// each, or `None` when the walk would not enter it.
-struct Dirs<'a, 'w> {
-    walk: &'a GitWalk<'w>,
+struct Dirs<'a> {
+    own_ignores: &'a (dyn Fn(&Path) -> Vec<Gitignore> + Sync),
     respect: bool,
     skip_dirs: &'a [PathBuf],
     known: HashMap<String, Option<Chain>>,
 }
 
-impl Dirs<'_, '_> {
+impl Dirs<'_> {
     fn chain(&mut self, start: &Path, top: &Chain, dir: &str) -> Option<Chain> {
         if dir.is_empty() {
             return Some(top.clone());
@@ -157,7 +171,7 @@ impl Dirs<'_, '_> {
             if skipped || (self.respect && ignored_by(&above, &abs, true)) {
                 return None;
             }
-            Some(if self.respect { extend(&above, (self.walk.own_ignores)(&abs)) } else { above })
+            Some(if self.respect { chained(&above, (self.own_ignores)(&abs)) } else { above })
         });
         self.known.insert(dir.to_string(), found.clone());
         found
@@ -179,22 +193,4 @@ fn take(rel: &str, abs: PathBuf, seen: Seen, out: &mut Vec<FileRef>) -> Option<(
         }
     }
     Some(())
-}
-
-fn extend(chain: &Chain, own: Vec<Gitignore>) -> Chain {
-    if own.is_empty() {
-        return chain.clone();
-    }
-    let mut longer = Vec::with_capacity(chain.len() + own.len());
-    longer.extend(chain.iter().cloned());
-    longer.extend(own);
-    Arc::new(longer)
-}
-
-fn join(base: &str, rel: &str) -> String {
-    match (base.is_empty(), rel.is_empty()) {
-        (true, _) => rel.to_string(),
-        (false, true) => base.to_string(),
-        (false, false) => format!("{base}/{rel}"),
-    }
 }

@@ -246,12 +246,7 @@ impl Walk<'_> {
                     b.build().ok()
                 })
                 .collect();
-            if !own.is_empty() {
-                let mut longer = Vec::with_capacity(chain.len() + own.len());
-                longer.extend(chain.iter().cloned());
-                longer.extend(own);
-                chain = Arc::new(longer);
-            }
+            chain = chained(&chain, own);
         }
         for entry in &entries {
             let Ok(kind) = entry.file_type() else { continue };
@@ -280,6 +275,28 @@ impl Walk<'_> {
             out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)), git: None });
         }
         entries.len()
+    }
+}
+
+/// `chain` with a directory's own ignore files after it, as a walk reads
+/// them on entering that directory (the same chain when it has none).
+pub(super) fn chained(chain: &Arc<Vec<Gitignore>>, own: Vec<Gitignore>) -> Arc<Vec<Gitignore>> {
+    if own.is_empty() {
+        return chain.clone();
+    }
+    let mut longer = Vec::with_capacity(chain.len() + own.len());
+    longer.extend(chain.iter().cloned());
+    longer.extend(own);
+    Arc::new(longer)
+}
+
+/// `rel` (relative to `base`) relative to what `base` is relative to: the
+/// two joined by `/`, either side possibly empty.
+pub(super) fn join_rel(base: &str, rel: &str) -> String {
+    match (base.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_string(),
+        (false, true) => base.to_string(),
+        (false, false) => format!("{base}/{rel}"),
     }
 }
 

@@ -388,11 +388,7 @@ impl Cache {
         let globs = InputGlobs::split(task.inputs.as_deref());
         let outputs = OutputGlobs::split(&task.outputs);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().into_owned();
-        let join = |r: &String| match (prefix.is_empty(), r.is_empty()) {
-            (true, _) => r.clone(),
-            (false, true) => prefix.clone(),
-            (false, false) => format!("{prefix}/{r}"),
-        };
+        let join = |r: &String| inputs::join_rel(&prefix, r);
         let mut covered: Vec<String> =
             self.filter(globs.project.as_deref(), &outputs.project)?.roots().iter().map(join).collect();
         if globs.has_anchored() {

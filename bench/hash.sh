@@ -37,6 +37,13 @@ for i in range(n):
 PY
 fi
 cd "$ws"
+# A git repository of the tree (vx.toml and .vx/ outside it), made first so
+# that every step below keys the very same files, the root .gitignore
+# included.
+if [[ ! -d .git ]]; then
+  printf '.vx/\nvx.toml\n' > .gitignore
+  git init -q && git add -A && git -c user.email=b@b -c user.name=bench commit -qm tree
+fi
 # `[cache] monitor` for the steps below: "off" walks, "auto" asks watchman
 # first, "git" keys clean files from git's index (docs/cache.md).
 set_monitor() { printf '[workspace]\nprojects = ["big"]\n\n[cache]\nmonitor = "%s"\n' "$1" > vx.toml; }
@@ -80,22 +87,18 @@ else
   echo "== (no watchman: apt-get install watchman to measure the monitor)"
 fi
 
-# Git's index: a repository of the tree (vx.toml and .vx/ outside it), its
-# index written more than a second after the files so that no entry is
-# racily clean, one run to fill .vx/oid-map, then the timed runs.
-if [[ ! -d .git ]]; then
-  printf '.vx/\nvx.toml\n' > .gitignore
-  git init -q && git add -A && git -c user.email=b@b -c user.name=bench commit -qm tree
-fi
+# Git's index: written again more than a second after the files (a plain
+# `git status`) so that no entry is racily clean, one run to fill
+# .vx/oid-map, then the timed runs.
 sleep 1.1
 git status --porcelain > /dev/null
-echo "== git status alone (what the git route asks; preloaded index, every core)"
+echo "== git status alone (git's own look at an unchanged tree, for comparison; preloaded index, every core)"
 $TIMER -n "$RUNS" --warmup 1 -- git --no-optional-locks -c core.excludesFile=/dev/null status --porcelain=v1 -z \
   --untracked-files=all --ignored=matching --no-renames | grep 'A wall'
 set_monitor git
 echo "== vx with git's index (monitor = \"git\"): vx run big#hash --dry=json"
 "$VX" run big#hash --dry=json > /dev/null
 $TIMER -n "$RUNS" --warmup 1 -- "$VX" run big#hash --dry=json | grep 'A wall'
-echo "== vx with git's index, no stat index (files rewritten, a new checkout): compare with cold"
+echo "== vx with git's index, no stat index (deleted, or a new checkout with .vx/oid-map carried): compare with cold"
 $TIMER -n "$RUNS" --warmup 1 -- sh -c "rm -f .vx/stat-index && exec '$VX' run big#hash --dry=json > /dev/null" | grep 'A wall'
 set_monitor off

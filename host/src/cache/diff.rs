@@ -62,7 +62,7 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
     diff_pairs("env", env(old), env(new), &mut out);
     let runtime = |m: &KeyManifest| m.runtime.iter().map(|r| (r.command.clone(), r.digest.clone())).collect::<Vec<_>>();
     diff_pairs("runtime", runtime(old), runtime(new), &mut out);
-    diff_pairs("input", old.files.clone(), new.files.clone(), &mut out);
+    diff_pairs("input", old.files.pairs(), new.files.pairs(), &mut out);
     diff_pairs("global-input", old.global.clone(), new.global.clone(), &mut out);
     diff_pairs("dependency", old.deps.clone(), new.deps.clone(), &mut out);
     if old.package_json != new.package_json {
@@ -105,6 +105,11 @@ mod tests {
     use super::*;
     use crate::cache::key::{CacheKey, EnvEntry, RuntimeEntry};
 
+    fn digests(files: &[(&str, &str)]) -> crate::cache::key::FileDigests {
+        let hashed = files.iter().map(|(path, bytes)| (path.to_string(), blake3::hash(bytes.as_bytes()))).collect();
+        crate::cache::key::FileDigests(std::sync::Arc::new(hashed))
+    }
+
     fn manifest() -> KeyManifest {
         KeyManifest {
             schema: 1,
@@ -115,7 +120,7 @@ mod tests {
             env_mode: "strict".into(),
             env: vec![EnvEntry { name: "MODE".into(), set: true, digest: "aa".into() }],
             runtime: vec![RuntimeEntry { command: "node --version".into(), digest: "r1".into() }],
-            files: vec![("src/a".into(), "1".into()), ("src/b".into(), "2".into())],
+            files: digests(&[("src/a", "1"), ("src/b", "2")]),
             global: vec![],
             deps: vec![("x#b".into(), CacheKey("k1".into()))],
             package_json: String::new(),
@@ -132,7 +137,7 @@ mod tests {
         new.env[0].digest = "bb".into();
         new.env_mode = "loose".into();
         new.runtime[0].digest = "r2".into();
-        new.files = vec![("src/a".into(), "9".into()), ("src/c".into(), "3".into())];
+        new.files = digests(&[("src/a", "9"), ("src/c", "3")]);
         new.deps[0].1 = CacheKey("k2".into());
         let changes = diff_manifests(&old, &new);
         let seen: Vec<(&str, &str, &str)> = changes.iter().map(|c| (c.component, c.kind, c.what.as_str())).collect();

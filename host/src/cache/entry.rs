@@ -142,7 +142,7 @@ mod tests {
                 env_mode: "strict".into(),
                 env: Vec::new(),
                 runtime: Vec::new(),
-                files: Vec::new(),
+                files: Default::default(),
                 global: Vec::new(),
                 deps: Vec::new(),
                 package_json: String::new(),

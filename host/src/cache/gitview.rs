@@ -1,133 +1,110 @@
-//! Git's view of the workspace, for keying without reading clean files:
-//! `git status` says which files are modified, untracked or ignored, git's
-//! index (read with `gix-index`) gives every clean tracked file's object
-//! id, and `.vx/oid-map` turns an object id into the BLAKE3 vx keys by.
+//! Git's index as a second stat index, for keying without reading clean
+//! files: a file whose `lstat` equals the stat git recorded for it when it
+//! last verified it (and that entry is not racily clean) holds the blob
+//! the entry names, and `.vx/oid-map` turns that blob's object id into the
+//! BLAKE3 vx keys by. Read with `gix-index`; git itself is only asked for
+//! its configuration.
 //!
 //! Why a key is the same as a walk's:
-//! - The list: a task's files are the tracked (not deleted) and untracked
-//!   paths under its globs' roots, put through the walk's own rules
-//!   (`.git`, `.vx`, `node_modules`, nested projects, globs, `.gitignore`
-//!   and `.ignore` read directory by directory). Git ignores a file the
-//!   walk would take only when their ignore rules differ; `git status
-//!   --ignored` names every such path, so a list that would lose one is
-//!   not made from git at all ([`Seen::Opaque`]). Global excludes are
-//!   turned off for the question (`core.excludesFile`), as the walk never
-//!   reads them.
-//! - The content: a file git calls clean holds the blob its index entry
-//!   names, so the BLAKE3 recorded for that blob is its BLAKE3. A blob's
-//!   BLAKE3 is recorded only when vx hashed the file itself and its stat
-//!   equals the stat git recorded when it last verified the file, and
-//!   that entry is not racily clean (modified in the second the index was
-//!   written or later, which git re-checks by content). Modified and
-//!   untracked files are hashed through the stat index as on a walk.
+//! - The list is the walk's own ([`super::inputs::list_files`]): git is
+//!   never asked which files there are, so its ignore rules, untracked
+//!   files and nested repositories do not matter.
+//! - The content: git's index is a stat cache with the same contract as
+//!   vx's own (`super::hasher`). An entry's stat is the one git saw when
+//!   it wrote or hashed the file; a file changed since has another stat,
+//!   unless it changed within the tick the index was written, which is
+//!   what racily clean means and such entries are not trusted. A file
+//!   git's stat does not vouch for (modified, untracked, conflicted,
+//!   `assume-unchanged`, `skip-worktree`, a link where git has a file) is
+//!   hashed through vx's stat index, as on a walk.
+//! - The map: a blob's BLAKE3 is recorded only from a file git's stat
+//!   vouched for, and only when the file's stat was still the same after
+//!   vx read it.
 //! - Where git's bytes are not the file's (clean/smudge filters, line-end
-//!   conversion, `ident`, working-tree encodings), symbolic links kept as
-//!   files, sparse or split indexes, `assume-unchanged` and
-//!   `skip-worktree` entries, submodules, non-UTF-8 paths, a workspace
-//!   that is not the repository's top level, or an index rewritten while
-//!   git was asked: no view, and every task is walked.
+//!   conversion, `ident`, working-tree encodings, named by a tracked
+//!   `.gitattributes`, `.git/info/attributes`, `core.autocrlf` or
+//!   `core.attributesFile`), a split index, or a workspace that is not the
+//!   repository's top level: no view, and every file is hashed as on a
+//!   walk.
 //!
-//! docs/cache.md ("Unchanged trees") is the user's side of this.
+//! docs/cache.md ("With git's index") is the user's side of this.
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use gix_index::entry::{Flags, Mode};
+
+use super::hasher::FileStat;
 
 /// A blob's identity as git keeps it: object id, and whether it is a
 /// symbolic link's target (vx hashes a link's target with a prefix).
 pub type BlobId = ([u8; 20], bool);
 
-/// What git says of one path.
-#[derive(Debug, Clone, Copy)]
-pub enum Seen {
-    /// Tracked and unmodified: its blob, and the stat git last verified.
-    Clean { blob: BlobId, stat: GitStat },
-    /// Modified, staged, conflicted or untracked: hash it.
-    Dirty,
-    /// Ignored by git (a file, or a directory git did not enter: `dir`),
-    /// or an untracked repository inside: git knows nothing of what is
-    /// there.
-    Opaque { dir: bool },
+/// Whether git's entry vouches for `stat` (vx's `lstat`): the stat fields
+/// git keeps (32 bits each) are the same, and the entry is not racily
+/// clean (modified at or after the index was written: git itself re-checks
+/// such an entry by content, so its stat vouches for nothing).
+fn vouches_for(entry: &gix_index::Entry, index: &gix_index::File, stat: &FileStat) -> bool {
+    let split = |ns: i64| ((ns.div_euclid(1_000_000_000)) as u32, (ns.rem_euclid(1_000_000_000)) as u32);
+    let git = &entry.stat;
+    !git.is_racy(index.timestamp(), gix_index::entry::stat::Options::default())
+        && git.size == stat.size as u32
+        && (git.mtime.secs, git.mtime.nsecs) == split(stat.mtime_ns)
+        && (git.ctime.secs, git.ctime.nsecs) == split(stat.ctime_ns)
+        && git.ino == stat.ino as u32
 }
 
-/// The stat fields git keeps per entry (32 bits each, as in the index).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct GitStat {
-    pub size: u32,
-    pub mtime: (u32, u32),
-    pub ctime: (u32, u32),
-    pub ino: u32,
-    /// Modified at or after the index was written: git itself re-checks
-    /// such an entry by content, so its stat vouches for nothing.
-    pub racy: bool,
-}
-
-impl GitStat {
-    /// Whether `stat` (vx's `lstat`) is the file git verified.
-    pub fn vouches_for(&self, stat: &super::hasher::FileStat) -> bool {
-        let split = |ns: i64| ((ns.div_euclid(1_000_000_000)) as u32, (ns.rem_euclid(1_000_000_000)) as u32);
-        !self.racy
-            && self.size == stat.size as u32
-            && self.mtime == split(stat.mtime_ns)
-            && self.ctime == split(stat.ctime_ns)
-            && self.ino == stat.ino as u32
-    }
-}
-
-/// `git status` and `git config`, started when the cache opens so they run
-/// while the workspace loads; [`Pending::finish`] reads their answers.
+/// `.git/index` and `.vx/oid-map` being read on a thread, and `git config`
+/// being asked, from when the cache opens; [`Pending::finish`] takes them.
 #[derive(Debug)]
 pub struct Pending {
     root: PathBuf,
-    status: Child,
+    read: Option<JoinHandle<Read>>,
     config: Child,
-    /// `.git/index` as it was before git was asked (compared in `view`).
-    index_before: Option<IndexStamp>,
 }
 
-/// What tells one `.git/index` from the next: git writes a new file and
-/// renames it over the old, so the inode changes with every write.
-type IndexStamp = (u64, u64, i64);
+type Read = (Result<gix_index::File, String>, OidMap);
 
-fn index_stamp(root: &Path) -> Option<IndexStamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(root.join(".git/index")).ok()?;
-    Some((m.ino(), m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
-}
+/// How far past the last entry found a look-up tries before it searches:
+/// a task's globs or ignore files may skip a few tracked files between
+/// two it takes.
+const LOOK_AHEAD: usize = 8;
 
-/// Git's word on every path of the workspace, sorted by path.
+/// Git's index and the blobs' BLAKE3s, once read and found usable.
 #[derive(Debug)]
 pub struct GitView {
-    paths: Vec<(String, Seen)>,
+    root: PathBuf,
+    index: gix_index::File,
+    oids: OidMap,
 }
 
 impl Pending {
-    /// Starts the questions when `root` is a repository's top level.
-    pub fn start(root: &Path) -> Option<Pending> {
+    /// Starts reading when `root` is a repository's top level; `oid_map`
+    /// is where the blobs' BLAKE3s are kept.
+    pub fn start(root: &Path, oid_map: PathBuf) -> Option<Pending> {
         if !root.join(".git").is_dir() {
             return None;
         }
-        let index_before = index_stamp(root);
-        let git = |args: &[&str]| crate::guard::spawn_tool("git", args, root).ok();
-        let status = git(&[
-            "--no-optional-locks",
-            "-c",
-            "core.excludesFile=/dev/null",
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=matching",
-            "--no-renames",
-            "--ignore-submodules=none",
-        ])?;
-        let config = git(&["config", "-z", "--get-regexp", r"^core\.(autocrlf|symlinks|ignorecase|attributesfile)$"])?;
-        Some(Pending { root: root.to_path_buf(), status, config, index_before })
+        let config = crate::guard::spawn_tool(
+            "git",
+            &["config", "-z", "--get-regexp", r"^core\.(autocrlf|attributesfile)$"],
+            root,
+        )
+        .ok()?;
+        let index = root.join(".git/index");
+        let read = std::thread::Builder::new()
+            .name("vx-git-index".into())
+            .spawn(move || (read_index(&index), OidMap::load(oid_map)))
+            .ok();
+        Some(Pending { root: root.to_path_buf(), read, config })
     }
 
     /// The view, or `None` (with the reason at debug level) when git's
-    /// answer cannot stand in for a walk.
+    /// index cannot vouch for files here.
     pub fn finish(self) -> Option<GitView> {
         let root = self.root.clone();
         match self.view() {
@@ -140,57 +117,51 @@ impl Pending {
     }
 
     fn view(mut self) -> Result<GitView, String> {
-        let (_, config) = answer(&mut self.config).map_err(|e| format!("git config: {e}"))?;
+        let (code, config) = answer(&mut self.config).map_err(|e| format!("git config: {e}"))?;
+        // `git config --get-regexp` exits 1 when nothing matches.
+        if !matches!(code, Some(0 | 1)) {
+            return Err("git config failed".into());
+        }
         config_allows(&config)?;
-        let index = gix_index::File::at(
-            self.root.join(".git/index"),
-            gix_index::hash::Kind::Sha1,
-            true,
-            gix_index::decode::Options::default(),
-        )
-        .map_err(|e| format!("reading .git/index: {e}"))?;
-        let (ok, status) = answer(&mut self.status).map_err(|e| format!("git status: {e}"))?;
-        if !ok {
-            return Err("git status failed".into());
+        let read = self.read.take().ok_or("could not start reading .git/index")?;
+        let (index, oids) = read.join().map_err(|_| "reading .git/index failed".to_string())?;
+        let index = index?;
+        if index.link().is_some() {
+            return Err("the index is split".into());
         }
-        // git status read the index too: if it changed meanwhile (a `git
-        // add` beside the run), the two answers may not be of one index.
-        if self.index_before.is_none() || index_stamp(&self.root) != self.index_before {
-            return Err("the index changed while git was asked".into());
-        }
-        let mut paths = index_paths(&index)?;
-        merge_status(&mut paths, &status)?;
-        let view = GitView { paths };
-        view.check_attributes(&self.root)?;
-        Ok(view)
+        check_attributes(&self.root, &index)?;
+        Ok(GitView { root: self.root.clone(), index, oids })
     }
 }
 
-/// A question's exit and everything it printed.
-fn answer(child: &mut Child) -> std::io::Result<(bool, Vec<u8>)> {
+fn read_index(path: &Path) -> Result<gix_index::File, String> {
+    gix_index::File::at(path, gix_index::hash::Kind::Sha1, true, gix_index::decode::Options::default())
+        .map_err(|e| format!("reading .git/index: {e}"))
+}
+
+/// A question's exit code and everything it printed.
+fn answer(child: &mut Child) -> std::io::Result<(Option<i32>, Vec<u8>)> {
     use std::io::Read;
     let mut out = Vec::new();
     if let Some(mut stdout) = child.stdout.take() {
         stdout.read_to_end(&mut out)?;
     }
-    Ok((child.wait()?.success(), out))
+    Ok((child.wait()?.code(), out))
 }
 
 /// A question never asked to the end (the run needed no key) is stopped
 /// and reaped: vx leaves no process behind.
 impl Drop for Pending {
     fn drop(&mut self) {
-        for child in [&mut self.status, &mut self.config] {
-            if matches!(child.try_wait(), Ok(None)) {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+        if matches!(self.config.try_wait(), Ok(None)) {
+            let _ = self.config.kill();
+            let _ = self.config.wait();
         }
     }
 }
 
-/// Refuses a configuration under which a file's bytes or kind are not
-/// what git's index says.
+/// Refuses a configuration under which a file's bytes are not what git's
+/// index says.
 fn config_allows(out: &[u8]) -> Result<(), String> {
     for item in out.split(|b| *b == 0).filter(|i| !i.is_empty()) {
         let text = String::from_utf8_lossy(item);
@@ -199,8 +170,6 @@ fn config_allows(out: &[u8]) -> Result<(), String> {
         let on = matches!(value.as_str(), "true" | "yes" | "on" | "1" | "input");
         match name {
             "core.autocrlf" if on => return Err("core.autocrlf converts line ends".into()),
-            "core.symlinks" if !on => return Err("core.symlinks is off".into()),
-            "core.ignorecase" if on => return Err("core.ignorecase matches ignore rules without case".into()),
             "core.attributesfile" => return Err("core.attributesFile may convert files".into()),
             _ => {}
         }
@@ -208,72 +177,22 @@ fn config_allows(out: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The index's stage-0 entries as clean paths, conflicted ones dirty.
-fn index_paths(index: &gix_index::File) -> Result<Vec<(String, Seen)>, String> {
-    use gix_index::entry::{Flags, Mode};
-    if index.is_sparse() || index.link().is_some() {
-        return Err("the index is sparse or split".into());
-    }
-    let stamp = index.timestamp();
-    let mut paths: Vec<(String, Seen)> = Vec::with_capacity(index.entries().len());
+/// Refuses a tree whose attributes convert files: every `.gitattributes`
+/// the index tracks, the root's own (tracked or not) and
+/// `.git/info/attributes`.
+fn check_attributes(root: &Path, index: &gix_index::File) -> Result<(), String> {
+    let mut files = vec![root.join(".git/info/attributes"), root.join(".gitattributes")];
     for entry in index.entries() {
-        let path = std::str::from_utf8(entry.path(index)).map_err(|_| "a tracked path is not UTF-8".to_string())?;
-        if entry.flags.intersects(Flags::ASSUME_VALID | Flags::SKIP_WORKTREE) {
-            return Err(format!("`{path}` is assume-unchanged or skip-worktree"));
-        }
-        if entry.mode == Mode::COMMIT || entry.mode == Mode::DIR {
-            return Err(format!("`{path}` is a submodule or sparse directory"));
-        }
-        if entry.stage_raw() != 0 {
-            if paths.last().is_none_or(|(p, _)| p != path) {
-                paths.push((path.to_string(), Seen::Dirty));
-            }
-            continue;
-        }
-        let mut id = [0; 20];
-        id.copy_from_slice(entry.id.as_slice());
-        let s = &entry.stat;
-        let stat = GitStat {
-            size: s.size,
-            mtime: (s.mtime.secs, s.mtime.nsecs),
-            ctime: (s.ctime.secs, s.ctime.nsecs),
-            ino: s.ino,
-            racy: s.is_racy(stamp, gix_index::entry::stat::Options::default()),
-        };
-        paths.push((path.to_string(), Seen::Clean { blob: (id, entry.mode == Mode::SYMLINK), stat }));
-    }
-    Ok(paths)
-}
-
-/// Folds `git status --porcelain=v1 -z` into the index's paths: changed
-/// entries become dirty (a deleted one too: an unmerged "deleted by them"
-/// may still be on disk, and a dirty path that is not is skipped when
-/// listed), untracked and ignored ones join.
-fn merge_status(paths: &mut Vec<(String, Seen)>, out: &[u8]) -> Result<(), String> {
-    let mut changed = std::collections::HashSet::new();
-    let mut extra = Vec::new();
-    for record in out.split(|b| *b == 0).filter(|r| r.len() > 3) {
-        let (code, path) = record.split_at(3);
-        let path = std::str::from_utf8(path).map_err(|_| "a path git reports is not UTF-8".to_string())?;
-        match &code[..2] {
-            b"??" | b"!!" if path.ends_with('/') => {
-                extra.push((path.trim_end_matches('/').to_string(), Seen::Opaque { dir: true }));
-            }
-            b"??" => extra.push((path.to_string(), Seen::Dirty)),
-            b"!!" => extra.push((path.to_string(), Seen::Opaque { dir: false })),
-            _ => {
-                changed.insert(path);
-            }
+        let path: &[u8] = entry.path(index).as_ref();
+        if path.ends_with(b"/.gitattributes") {
+            files.push(root.join(std::ffi::OsStr::from_bytes(path)));
         }
     }
-    for (path, seen) in paths.iter_mut() {
-        if changed.contains(path.as_str()) {
-            *seen = Seen::Dirty;
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        if text.lines().any(converts) {
+            return Err(format!("{} converts files", file.display()));
         }
-    }
-    if !extra.is_empty() {
-        paths.extend(extra);
-        paths.sort_by(|a, b| a.0.cmp(&b.0));
     }
     Ok(())
 }
@@ -292,141 +211,179 @@ fn converts(line: &str) -> bool {
     })
 }
 
+fn object_id(entry: &gix_index::Entry) -> [u8; 20] {
+    let mut id = [0; 20];
+    id.copy_from_slice(entry.id.as_slice());
+    id
+}
+
 impl GitView {
-    /// Refuses a tree whose attributes convert files: every
-    /// `.gitattributes` git knows and `.git/info/attributes`.
-    fn check_attributes(&self, root: &Path) -> Result<(), String> {
-        let mut files = vec![root.join(".git/info/attributes")];
-        files.extend(
-            self.paths
-                .iter()
-                .filter(|(p, seen)| {
-                    !matches!(seen, Seen::Opaque { .. }) && (p == ".gitattributes" || p.ends_with("/.gitattributes"))
-                })
-                .map(|(p, _)| root.join(p)),
-        );
-        for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
-            if text.lines().any(converts) {
-                return Err(format!("{} converts files", file.display()));
-            }
+    /// The blob git verified for the file at `abs`, whose `lstat` is
+    /// `stat`: its entry is at stage 0, not `assume-unchanged` or
+    /// `skip-worktree`, of the same kind (link or file), and its recorded
+    /// stat vouches for this one.
+    ///
+    /// `next` is where to look first: a sorted list's next file is most
+    /// often the entry after the last one found (or a few further), which
+    /// costs a compare of memory already at hand instead of a search.
+    fn blob_for(&self, abs: &Path, stat: &FileStat, next: &mut usize) -> Option<BlobId> {
+        let rel = abs.as_os_str().as_bytes().strip_prefix(self.root.as_os_str().as_bytes())?.strip_prefix(b"/")?;
+        let entries = self.index.entries();
+        let ahead = entries.get(*next..).unwrap_or_default().iter().take(LOOK_AHEAD);
+        let at = match ahead.map(|e| e.path(&self.index)).position(|path| path == rel) {
+            Some(step) => *next + step,
+            None => self.index.entry_index_by_path(rel.into()).ok()?,
+        };
+        *next = at + 1;
+        let entry = &entries[at];
+        if entry.stage_raw() != 0 || entry.flags.intersects(Flags::ASSUME_VALID | Flags::SKIP_WORKTREE) {
+            return None;
         }
-        Ok(())
+        let link = entry.mode == Mode::SYMLINK;
+        let file = entry.mode == Mode::FILE || entry.mode == Mode::FILE_EXECUTABLE;
+        let same_kind = if link { stat.is_symlink() } else { file && stat.is_file() };
+        (same_kind && vouches_for(entry, &self.index, stat)).then(|| (object_id(entry), link))
     }
 
-    /// The paths at or under `dir` (workspace-relative, "" for all): the
-    /// path itself when git knows it as a file, else those inside it.
-    pub fn under(&self, dir: &str) -> &[(String, Seen)] {
-        if dir.is_empty() {
-            return &self.paths;
+    /// The BLAKE3 of the file at `abs` (its `lstat` is `stat`) when git's
+    /// index vouches for it as a blob whose BLAKE3 is known; otherwise
+    /// `hash` hashes it, and the result is kept for the blob when git
+    /// vouched for the file and it did not change while it was read.
+    /// `next` as for [`GitView::blob_for`].
+    pub fn hash(
+        &self,
+        abs: &Path,
+        stat: &FileStat,
+        next: &mut usize,
+        hash: impl FnOnce() -> std::io::Result<blake3::Hash>,
+    ) -> std::io::Result<blake3::Hash> {
+        let Some(blob) = self.blob_for(abs, stat, next) else { return hash() };
+        if let Some(known) = self.oids.get(&blob) {
+            return Ok(known);
         }
-        if let Ok(at) = self.paths.binary_search_by(|(p, _)| p.as_str().cmp(dir)) {
-            return &self.paths[at..=at];
+        let hashed = hash()?;
+        if std::fs::symlink_metadata(abs).is_ok_and(|m| FileStat::of(&m) == *stat) {
+            self.oids.put(blob, hashed);
         }
-        // "c-x" sorts between "c" and "c/d": start at the slash.
-        let inside = format!("{dir}/");
-        let start = self.paths.partition_point(|(p, _)| p.as_str() < inside.as_str());
-        let end = start + self.paths[start..].partition_point(|(p, _)| p.starts_with(&inside));
-        &self.paths[start..end]
+        Ok(hashed)
+    }
+
+    /// Writes `.vx/oid-map` back when this run added to it.
+    pub fn save(&self) -> std::io::Result<()> {
+        self.oids.save(&self.index)
     }
 }
 
-/// BLAKE3s of blobs: `.vx/oid-map`, loaded once, saved when it grew.
+/// BLAKE3s of blobs: `.vx/oid-map`, read once, saved when it grew.
+///
+/// The file is its records sorted by blob (object id, then the link flag),
+/// searched where it was read, through a fan-out table of where each
+/// two-byte id prefix starts (as git's pack indexes have): a look-up reads
+/// the table and one or two records. Loading is one pass over the file; a
+/// hash table of 100,000 blobs cost more to build than the look-ups it
+/// served.
 #[derive(Debug)]
 pub struct OidMap {
     file: PathBuf,
-    saved: BlobMap,
-    fresh: Mutex<BlobMap>,
+    /// Records of the file, checked and sorted (empty when it was not).
+    saved: Vec<u8>,
+    /// `fan[p]..fan[p + 1]`: the records whose id starts with the two
+    /// bytes `p`.
+    fan: Vec<u32>,
+    fresh: Mutex<HashMap<BlobId, blake3::Hash>>,
 }
 
-type BlobMap = HashMap<BlobId, blake3::Hash, std::hash::BuildHasherDefault<ByObjectId>>;
-
-/// A blob's object id is a SHA-1 already: its first eight bytes are as
-/// good a table hash as any, and a fully cached run of 100,000 files looks
-/// one up per file.
-#[derive(Default)]
-pub struct ByObjectId {
-    hash: u64,
-    seeded: bool,
-}
-
-impl std::hash::Hasher for ByObjectId {
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-
-    /// The id's bytes come first (the slice's length is not written, see
-    /// `write_usize`); the link flag after them only mixes in.
-    fn write(&mut self, bytes: &[u8]) {
-        if !self.seeded && bytes.len() >= 8 {
-            self.hash = u64::from_le_bytes(bytes[..8].try_into().expect("eight bytes"));
-            self.seeded = true;
-        } else {
-            for b in bytes {
-                self.hash = self.hash.rotate_left(5) ^ u64::from(*b);
-            }
-        }
-    }
-
-    fn write_usize(&mut self, _length: usize) {}
-}
-
-const MAGIC: &[u8] = b"VXOM1\n";
+const MAGIC: &[u8] = b"VXOM2\n";
 const RECORD: usize = 20 + 1 + 32;
 
+/// A record's sort key: object id and link flag.
+fn record_key(record: &[u8]) -> &[u8] {
+    &record[..21]
+}
+
+fn blob_key(blob: &BlobId) -> [u8; 21] {
+    let mut key = [0; 21];
+    key[..20].copy_from_slice(&blob.0);
+    key[20] = u8::from(blob.1);
+    key
+}
+
+fn prefix(key: &[u8]) -> usize {
+    usize::from(u16::from_be_bytes([key[0], key[1]]))
+}
+
 impl OidMap {
-    /// Loads `file` when `wanted` (else the map stays empty: only
-    /// `monitor = "git"` uses it); a missing, torn or foreign one starts
+    /// Reads `file`; a missing, torn, unsorted or foreign one starts
     /// empty, which only costs reads.
-    pub fn load(file: PathBuf, wanted: bool) -> OidMap {
-        let read = || std::fs::read(&file).ok().and_then(|bytes| decode(&bytes));
-        let saved = wanted.then(read).flatten().unwrap_or_default();
-        OidMap { file, saved, fresh: Mutex::default() }
+    fn load(file: PathBuf) -> OidMap {
+        let saved = std::fs::read(&file).ok().and_then(decode).unwrap_or_default();
+        OidMap::of(file, saved)
     }
 
-    pub fn get(&self, blob: &BlobId) -> Option<blake3::Hash> {
-        self.saved.get(blob).copied().or_else(|| self.fresh.lock().expect("oid map poisoned").get(blob).copied())
+    fn of(file: PathBuf, saved: Vec<u8>) -> OidMap {
+        let mut fan = vec![0u32; (1 << 16) + 1];
+        for record in saved.chunks_exact(RECORD) {
+            fan[prefix(record) + 1] += 1;
+        }
+        for p in 1..fan.len() {
+            fan[p] += fan[p - 1];
+        }
+        OidMap { file, saved, fan, fresh: Mutex::default() }
     }
 
-    pub fn put(&self, blob: BlobId, hash: blake3::Hash) {
+    fn find(&self, blob: &BlobId) -> Option<blake3::Hash> {
+        let key = blob_key(blob);
+        let p = prefix(&key);
+        let (start, end) = (self.fan[p] as usize, self.fan[p + 1] as usize);
+        let bucket = self.saved.get(start * RECORD..end * RECORD)?;
+        let at = bucket.chunks_exact(RECORD).position(|record| record_key(record) == key)?;
+        let record = &bucket[at * RECORD..(at + 1) * RECORD];
+        Some(blake3::Hash::from_bytes(record[21..].try_into().expect("32 bytes")))
+    }
+
+    fn get(&self, blob: &BlobId) -> Option<blake3::Hash> {
+        self.find(blob).or_else(|| self.fresh.lock().expect("oid map poisoned").get(blob).copied())
+    }
+
+    fn put(&self, blob: BlobId, hash: blake3::Hash) {
         self.fresh.lock().expect("oid map poisoned").insert(blob, hash);
     }
 
     /// Writes the map back when this run added to it, keeping only blobs
-    /// `view` still names (a map never outgrows the tree).
-    pub fn save(&self, view: &GitView) -> std::io::Result<()> {
+    /// `index` still names (a map never outgrows the tree).
+    fn save(&self, index: &gix_index::File) -> std::io::Result<()> {
         let fresh = self.fresh.lock().expect("oid map poisoned");
         if fresh.is_empty() {
             return Ok(());
         }
-        let mut out = Vec::with_capacity(MAGIC.len() + RECORD * view.paths.len());
+        let mut records: Vec<[u8; RECORD]> = Vec::with_capacity(index.entries().len());
+        for entry in index.entries() {
+            let blob = (object_id(entry), entry.mode == gix_index::entry::Mode::SYMLINK);
+            let Some(hash) = self.find(&blob).or_else(|| fresh.get(&blob).copied()) else { continue };
+            let mut record = [0; RECORD];
+            record[..21].copy_from_slice(&blob_key(&blob));
+            record[21..].copy_from_slice(hash.as_bytes());
+            records.push(record);
+        }
+        records.sort_unstable();
+        records.dedup_by(|a, b| a[..21] == b[..21]);
+        let mut out = Vec::with_capacity(MAGIC.len() + RECORD * records.len());
         out.extend_from_slice(MAGIC);
-        let mut written = std::collections::HashSet::new();
-        for (_, seen) in &view.paths {
-            let Seen::Clean { blob, .. } = seen else { continue };
-            let Some(hash) = self.saved.get(blob).or_else(|| fresh.get(blob)) else { continue };
-            if written.insert(*blob) {
-                out.extend_from_slice(&blob.0);
-                out.push(u8::from(blob.1));
-                out.extend_from_slice(hash.as_bytes());
-            }
+        for record in &records {
+            out.extend_from_slice(record);
         }
         super::fsutil::write_atomic(&self.file, &out)
     }
 }
 
-fn decode(bytes: &[u8]) -> Option<BlobMap> {
-    let body = bytes.strip_prefix(MAGIC)?;
-    if !body.len().is_multiple_of(RECORD) {
+/// The records of a map file, when whole and strictly sorted.
+fn decode(mut bytes: Vec<u8>) -> Option<Vec<u8>> {
+    if !bytes.starts_with(MAGIC) || !(bytes.len() - MAGIC.len()).is_multiple_of(RECORD) {
         return None;
     }
-    let mut map = BlobMap::with_capacity_and_hasher(body.len() / RECORD, Default::default());
-    for record in body.chunks_exact(RECORD) {
-        let id: [u8; 20] = record[..20].try_into().ok()?;
-        let hash: [u8; 32] = record[21..].try_into().ok()?;
-        map.insert((id, record[20] == 1), blake3::Hash::from_bytes(hash));
-    }
-    Some(map)
+    bytes.drain(..MAGIC.len());
+    let sorted = bytes.chunks_exact(RECORD).map(record_key).collect::<Vec<_>>().windows(2).all(|w| w[0] < w[1]);
+    sorted.then_some(bytes)
 }
 
 #[cfg(test)]
@@ -444,66 +401,60 @@ mod tests {
         assert!(!converts("*.bin binary"));
     }
 
-    #[test]
-    fn status_folds_into_the_index() {
-        let clean = |n: u8| Seen::Clean {
-            blob: ([n; 20], false),
-            stat: GitStat { size: 1, mtime: (1, 0), ctime: (1, 0), ino: 1, racy: false },
-        };
-        let mut paths = vec![("a".to_string(), clean(1)), ("b".to_string(), clean(2)), ("c/d".to_string(), clean(3))];
-        merge_status(&mut paths, b" M a\0 D b\0?? c/e\0!! c/x/\0!! c/y.log\0?? n/\0?? c-x\0").unwrap();
-        let kinds: Vec<(&str, &str)> = paths
+    fn map_of(blobs: &[(BlobId, u8)]) -> OidMap {
+        let mut records: Vec<Vec<u8>> = blobs
             .iter()
-            .map(|(p, s)| {
-                let k = match s {
-                    Seen::Clean { .. } => "clean",
-                    Seen::Dirty => "dirty",
-                    Seen::Opaque { dir: true } => "opaque dir",
-                    Seen::Opaque { dir: false } => "opaque",
-                };
-                (p.as_str(), k)
+            .map(|(blob, fill)| {
+                let mut r = blob_key(blob).to_vec();
+                r.extend_from_slice(&[*fill; 32]);
+                r
             })
             .collect();
-        assert_eq!(
-            kinds,
-            [
-                ("a", "dirty"),
-                ("b", "dirty"),
-                ("c-x", "dirty"),
-                ("c/d", "clean"),
-                ("c/e", "dirty"),
-                ("c/x", "opaque dir"),
-                ("c/y.log", "opaque"),
-                ("n", "opaque dir")
-            ]
-        );
-        let view = GitView { paths };
-        let names = |dir: &str| view.under(dir).iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>();
-        assert_eq!(names("c"), ["c/d", "c/e", "c/x", "c/y.log"]);
-        assert_eq!(names("c/x"), ["c/x"]);
-        assert_eq!(names("c-x"), ["c-x"]);
-        assert_eq!(names("").len(), 8);
-        assert_eq!(names("b"), ["b"], "deleted is dirty: listing skips it when it is not on disk");
-    }
-
-    #[test]
-    fn blob_ids_spread_over_the_table() {
-        use std::hash::BuildHasher;
-        let build = std::hash::BuildHasherDefault::<ByObjectId>::default();
-        let a = build.hash_one(([1u8; 20], false));
-        let b = build.hash_one(([2u8; 20], false));
-        let link = build.hash_one(([1u8; 20], true));
-        assert!(a != b && a != link && b != link);
-    }
-
-    #[test]
-    fn a_map_reads_back_what_it_saved_and_refuses_a_torn_file() {
+        records.sort();
         let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&[7; 20]);
-        bytes.push(1);
-        bytes.extend_from_slice(&[9; 32]);
-        let map = decode(&bytes).unwrap();
-        assert_eq!(map.get(&([7; 20], true)), Some(&blake3::Hash::from_bytes([9; 32])));
-        assert!(decode(&bytes[..bytes.len() - 1]).is_none());
+        records.iter().for_each(|r| bytes.extend_from_slice(r));
+        OidMap::of(PathBuf::new(), decode(bytes).expect("sorted"))
+    }
+
+    #[test]
+    fn every_saved_blob_is_found_and_no_other() {
+        // Ids spread as SHA-1s are, bunched, and sharing their first bytes.
+        let mut blobs: Vec<(BlobId, u8)> = (0u32..500)
+            .map(|i| {
+                let id: [u8; 20] = blake3::hash(&i.to_le_bytes()).as_bytes()[..20].try_into().unwrap();
+                ((id, i % 7 == 0), (i % 250) as u8)
+            })
+            .collect();
+        blobs.extend((0u8..20).map(|i| (([0xab; 20].map(|b| b ^ i), false), i)));
+        blobs.push((([0; 20], true), 1));
+        blobs.push((([0xff; 20], false), 2));
+        let map = map_of(&blobs);
+        for (blob, fill) in &blobs {
+            assert_eq!(map.get(blob), Some(blake3::Hash::from_bytes([*fill; 32])), "{blob:?}");
+            assert_eq!(map.get(&(blob.0, !blob.1)), None, "the link flag is part of the key");
+        }
+        assert_eq!(map.get(&([0x7f; 20], false)), None);
+        assert_eq!(map_of(&[]).get(&([1; 20], false)), None);
+    }
+
+    #[test]
+    fn a_map_reads_back_what_it_saved_and_refuses_a_torn_or_unsorted_file() {
+        let record = |id: u8| {
+            let mut r = vec![id; 20];
+            r.push(1);
+            r.extend_from_slice(&[9; 32]);
+            r
+        };
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend(record(7));
+        bytes.extend(record(8));
+        let map = OidMap::of(PathBuf::new(), decode(bytes.clone()).unwrap());
+        assert_eq!(map.get(&([7; 20], true)), Some(blake3::Hash::from_bytes([9; 32])));
+        assert!(decode(bytes[..bytes.len() - 1].to_vec()).is_none(), "torn");
+        let mut unsorted = MAGIC.to_vec();
+        unsorted.extend(record(8));
+        unsorted.extend(record(7));
+        assert!(decode(unsorted).is_none(), "unsorted");
+        assert!(decode(b"VXOM1\n".to_vec()).is_none(), "the first version's file");
     }
 }

@@ -15,8 +15,9 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock, RwLock};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const MAGIC: &[u8] = b"VXSI1\n";
@@ -61,6 +62,10 @@ impl FileStat {
         self.mode & libc::S_IFMT == libc::S_IFLNK
     }
 
+    pub fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+
     /// The permission bits, as archives keep them.
     pub fn perm(&self) -> u32 {
         self.mode & 0o7777
@@ -76,7 +81,7 @@ impl FileStat {
 pub struct FileHasher {
     /// The index as loaded. It is never written during the invocation, so
     /// the threads that look a whole tree up share it without a lock.
-    saved: SavedIndex,
+    saved: Saved,
     /// Files hashed during this invocation; they win over `saved`.
     fresh: RwLock<Index>,
     file: PathBuf,
@@ -86,7 +91,30 @@ pub struct FileHasher {
 impl FileHasher {
     /// Loads the index from `file`; a missing or unreadable one starts empty.
     pub fn load(file: PathBuf) -> FileHasher {
-        let saved = std::fs::read(&file).ok().and_then(SavedIndex::parse).unwrap_or_default();
+        let saved = Saved::ready(read_index(&file));
+        FileHasher { saved, fresh: RwLock::default(), file, dirty: AtomicBool::new(false) }
+    }
+
+    /// Like [`FileHasher::load`], reading the file on a thread of its own:
+    /// a big tree's index takes a while to read, and the workspace loads
+    /// and the first walk lists meanwhile (neither needs it).
+    pub fn load_in_background(file: PathBuf) -> FileHasher {
+        let path = file.clone();
+        let source = match std::thread::Builder::new().name("vx-stat-index".into()).spawn(move || read_index(&path)) {
+            Ok(thread) => Source::Thread(thread),
+            Err(_) => Source::File(file.clone()),
+        };
+        FileHasher::with(Saved { ready: OnceLock::new(), source: Mutex::new(source) }, file)
+    }
+
+    /// Like [`FileHasher::load`], reading the file only when a file is
+    /// first hashed: under `monitor = "git"` git's index vouches for most
+    /// files, and a run that hashes none never reads this one.
+    pub fn load_when_needed(file: PathBuf) -> FileHasher {
+        FileHasher::with(Saved { ready: OnceLock::new(), source: Mutex::new(Source::File(file.clone())) }, file)
+    }
+
+    fn with(saved: Saved, file: PathBuf) -> FileHasher {
         FileHasher { saved, fresh: RwLock::default(), file, dirty: AtomicBool::new(false) }
     }
 
@@ -99,7 +127,7 @@ impl FileHasher {
     /// Like [`FileHasher::hash`], with the file's `lstat` already taken.
     pub fn hash_stat(&self, path: &Path, file: &FileStat) -> std::io::Result<blake3::Hash> {
         let stat = file.index_stat();
-        if let Some((known, hash)) = self.saved.get(path.as_os_str().as_bytes())
+        if let Some((known, hash)) = self.saved.get().get(path.as_os_str().as_bytes())
             && known == stat
         {
             return Ok(hash);
@@ -138,7 +166,8 @@ impl FileHasher {
         }
         let now_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
         let fresh = self.fresh.read().expect("hash index poisoned");
-        let saved = self.saved.iter().filter(|(path, _, _)| !fresh.contains_key(Path::new(OsStr::from_bytes(path))));
+        let saved =
+            self.saved.get().iter().filter(|(path, _, _)| !fresh.contains_key(Path::new(OsStr::from_bytes(path))));
         let mut all: Vec<(&[u8], Stat, blake3::Hash)> = saved
             .chain(fresh.iter().map(|(path, (stat, hash))| (path.as_os_str().as_bytes(), *stat, *hash)))
             .filter(|(_, stat, _)| now_ns.saturating_sub(stat.mtime_ns.max(stat.ctime_ns)) >= RACY_NS)
@@ -165,6 +194,47 @@ impl FileHasher {
 
 /// Path → (stat, hash), for the files hashed during one invocation.
 type Index = HashMap<PathBuf, (Stat, blake3::Hash)>;
+
+/// The saved index, or where it is still to come from.
+#[derive(Debug)]
+struct Saved {
+    ready: OnceLock<SavedIndex>,
+    source: Mutex<Source>,
+}
+
+#[derive(Debug)]
+enum Source {
+    Taken,
+    /// A thread reading it.
+    Thread(JoinHandle<SavedIndex>),
+    /// The file, to read at the first look-up.
+    File(PathBuf),
+}
+
+impl Saved {
+    fn ready(index: SavedIndex) -> Saved {
+        Saved { ready: OnceLock::from(index), source: Mutex::new(Source::Taken) }
+    }
+
+    /// The index, once read (the first caller waits for it).
+    fn get(&self) -> &SavedIndex {
+        self.ready.get_or_init(|| {
+            let mut source = self.source.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match std::mem::replace(&mut *source, Source::Taken) {
+                // A reader that failed leaves an empty index: every file is
+                // hashed, as on a first run.
+                Source::Thread(thread) => thread.join().unwrap_or_default(),
+                Source::File(file) => read_index(&file),
+                Source::Taken => SavedIndex::default(),
+            }
+        })
+    }
+}
+
+/// The saved index at `file`; empty when missing or malformed (rebuilt).
+fn read_index(file: &Path) -> SavedIndex {
+    std::fs::read(file).ok().and_then(SavedIndex::parse).unwrap_or_default()
+}
 
 /// Bytes of one record after its path: size, mtime, ctime, inode, hash.
 const FIXED: usize = 4 * 8 + 32;
@@ -203,10 +273,12 @@ impl Hasher for PreHashed {
     }
 }
 
+/// FxHash: a path is looked up once per file per run, and SipHash's
+/// resistance to chosen keys buys nothing for the workspace's own paths
+/// (a collision costs a binary search, never a wrong answer).
 fn path_hash(path: &[u8]) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    h.write(path);
-    h.finish()
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(path)
 }
 
 impl SavedIndex {
@@ -328,18 +400,23 @@ mod tests {
         }
         let saved = SavedIndex::parse(bytes).unwrap();
         let file = dir.join("index");
-        let hasher = FileHasher { saved, fresh: RwLock::default(), file: file.clone(), dirty: AtomicBool::new(false) };
+        let hasher = FileHasher {
+            saved: Saved::ready(saved),
+            fresh: RwLock::default(),
+            file: file.clone(),
+            dirty: AtomicBool::new(false),
+        };
         assert_eq!(hasher.hash(&a).unwrap(), marker, "a file whose stat matches the loaded index is not read");
         assert_eq!(hasher.hash(&b).unwrap(), blake3::hash(b"two"), "a stale loaded entry is not trusted");
         hasher.fresh.write().unwrap().insert(b.clone(), (old, blake3::hash(b"fresh")));
         hasher.dirty.store(true, Ordering::Relaxed);
         hasher.save().unwrap();
         let reloaded = FileHasher::load(file.clone());
-        let get = |p: &Path| reloaded.saved.get(p.as_os_str().as_bytes()).map(|e| e.1);
+        let get = |p: &Path| reloaded.saved.get().get(p.as_os_str().as_bytes()).map(|e| e.1);
         assert_eq!(get(&b), Some(blake3::hash(b"fresh")), "this run's hash wins");
-        assert_eq!(reloaded.saved.records.len(), 1 + usize::from(get(&a).is_some()));
+        assert_eq!(reloaded.saved.get().records.len(), 1 + usize::from(get(&a).is_some()));
         let on_disk = std::fs::read(&file).unwrap();
-        let paths: Vec<&[u8]> = reloaded.saved.records.iter().map(|at| path_at(&on_disk, *at)).collect();
+        let paths: Vec<&[u8]> = reloaded.saved.get().records.iter().map(|at| path_at(&on_disk, *at)).collect();
         assert!(paths.windows(2).all(|w| w[0] < w[1]), "saved sorted by path");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -16,19 +16,19 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use super::hasher::FileStat;
 
 /// A file under a base directory: its path relative to that directory
-/// (with `/`), its absolute path, its `lstat` when the walk took one, and
-/// its blob when it came from git's view clean (`super::gitwalk`).
+/// (with `/`), its absolute path, and its `lstat` when the walk took one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FileRef {
     pub rel: String,
     pub abs: PathBuf,
     pub stat: Option<FileStat>,
-    pub git: Option<(super::gitview::BlobId, super::gitview::GitStat)>,
 }
 
 /// Compiled `include` / `exclude` glob lists relative to one directory.
 #[derive(Debug)]
 pub struct GlobFilter {
+    /// The include list is `**` alone (no `inputs`): every path passes it.
+    include_all: bool,
     include: GlobSet,
     exclude: GlobSet,
     /// Literal prefixes to walk (relative); empty string means the base.
@@ -56,6 +56,7 @@ impl GlobFilter {
         let mut include = GlobSetBuilder::new();
         let mut exclude = GlobSetBuilder::new();
         let mut roots = Vec::new();
+        let include_all = patterns.is_none();
         let compile = |p: &str| {
             Glob::new(p.trim_start_matches("./"))
                 .map_err(|e| GlobError::Pattern { glob: p.to_string(), kind: e.kind().clone() })
@@ -94,7 +95,7 @@ impl GlobFilter {
             }
         }
         let build = |b: GlobSetBuilder| b.build().map_err(GlobError::Set);
-        Ok(GlobFilter { include: build(include)?, exclude: build(exclude)?, roots: kept })
+        Ok(GlobFilter { include_all, include: build(include)?, exclude: build(exclude)?, roots: kept })
     }
 
     /// The literal prefixes a walk enters ("" for the base itself).
@@ -103,7 +104,9 @@ impl GlobFilter {
     }
 
     pub fn matches(&self, rel: &str) -> bool {
-        self.include.is_match(rel) && !self.exclude.is_match(rel)
+        let candidate = globset::Candidate::new(rel);
+        (self.include_all || self.include.is_match_candidate(&candidate))
+            && !self.exclude.is_match_candidate(&candidate)
     }
 }
 
@@ -121,27 +124,50 @@ pub fn list_files(
     ignores: Option<&Arc<Vec<Gitignore>>>,
     skip_dirs: &[PathBuf],
 ) -> Vec<FileRef> {
+    list_files_named(base, "", filter, ignores, skip_dirs)
+}
+
+/// [`list_files`] with each `rel` behind `prefix` (`base` relative to the
+/// workspace, "" for none): the name a task's key gives the file, made
+/// once as the walk meets it rather than copied again after.
+pub fn list_files_named(
+    base: &Path,
+    prefix: &str,
+    filter: &GlobFilter,
+    ignores: Option<&Arc<Vec<Gitignore>>>,
+    skip_dirs: &[PathBuf],
+) -> Vec<FileRef> {
     let mut out = Vec::new();
+    let skip = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
     for root in &filter.roots {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
         let Ok(meta) = std::fs::symlink_metadata(&start) else { continue };
+        let rel = join_rel(prefix, root);
         if !meta.is_dir() {
             if filter.matches(root) {
-                out.push(FileRef { rel: root.clone(), abs: start, stat: Some(FileStat::of(&meta)), git: None });
+                out.push(FileRef { rel, abs: start, stat: Some(FileStat::of(&meta)) });
             }
             continue;
         }
-        let walk = Walk { base, filter, respect_ignore: ignores.is_some(), skip_dirs };
+        let walk = Walk { filter, skip, respect_ignore: ignores.is_some(), skip_dirs };
         let chain = ignores.cloned().unwrap_or_default();
+        let verdicts = Arc::new(chain.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&start, true))).collect());
         // The chain already holds `base`'s own ignore files.
         let own_read = root.is_empty();
-        walk.run(DirJob { dir: start, chain, own_read }, &mut out);
+        walk.run(DirJob { dir: start, rel, chain, verdicts, own_read }, &mut out);
     }
     // Ordered by the relative path, identified by the real one: two names
     // that differ only in bytes that are not UTF-8 share a lossy `rel`,
     // and both must count (a change to either re-keys the task).
-    out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
-    out.dedup_by(|a, b| a.abs == b.abs);
+    // Stable: a parallel walk hands over runs its threads sorted, which a
+    // stable sort merges in linear time.
+    out.sort_by(|a, b| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
+    if filter.roots.len() > 1 {
+        // Roots never nest (`GlobFilter::new`), but a symbolic link can
+        // make one reach another's files by the same path. Compared as
+        // bytes: both were joined from `base` the same way.
+        out.dedup_by(|a, b| a.abs.as_os_str() == b.abs.as_os_str());
+    }
     out
 }
 
@@ -159,15 +185,22 @@ const PARALLEL_AFTER: usize = 2048;
 /// walk, and a second stat per file in the hasher; a fully cached run walks
 /// once per task.
 struct Walk<'a> {
-    base: &'a Path,
     filter: &'a GlobFilter,
+    /// Bytes of a `rel` before the part the filter matches (the prefix and
+    /// its slash).
+    skip: usize,
     respect_ignore: bool,
     skip_dirs: &'a [PathBuf],
 }
 
 struct DirJob {
     dir: PathBuf,
+    /// `dir` as the start of its files' `rel` (prefix included).
+    rel: String,
     chain: Arc<Vec<Gitignore>>,
+    /// What each ignore file of `chain` says of `dir` or its nearest
+    /// parent it has an opinion on ([`Verdict`]).
+    verdicts: Arc<Vec<Verdict>>,
     /// Whether the chain already holds this directory's ignore files.
     own_read: bool,
 }
@@ -213,6 +246,11 @@ impl Walk<'_> {
                         wake.notify_all();
                     }
                 } else if state.busy == 0 {
+                    drop(state);
+                    // Each thread sorts its own part: the caller's sort
+                    // then only merges (`list_files_named`).
+                    found
+                        .sort_unstable_by(|a: &FileRef, b: &FileRef| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
                     return found;
                 } else {
                     state = wake.wait(state).expect("walk queue poisoned");
@@ -233,10 +271,17 @@ impl Walk<'_> {
     /// directories to enter to `queue`. Returns the number of entries.
     fn read_dir(&self, job: DirJob, out: &mut Vec<FileRef>, queue: &mut Vec<DirJob>) -> usize {
         let Ok(entries) = std::fs::read_dir(&job.dir) else { return 0 };
-        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
-        let mut chain = job.chain;
+        // Each name taken once: `DirEntry::file_name` copies it.
+        let entries: Vec<(std::fs::DirEntry, std::ffi::OsString)> = entries
+            .flatten()
+            .map(|e| {
+                let name = e.file_name();
+                (e, name)
+            })
+            .collect();
+        let (mut chain, mut verdicts) = (job.chain, job.verdicts);
         if self.respect_ignore && !job.own_read {
-            let has = |name: &str| entries.iter().any(|e| e.file_name() == name);
+            let has = |name: &str| entries.iter().any(|(_, n)| n == name);
             let own: Vec<Gitignore> = [".gitignore", ".ignore"]
                 .into_iter()
                 .filter(|name| has(name))
@@ -246,35 +291,70 @@ impl Walk<'_> {
                     b.build().ok()
                 })
                 .collect();
+            if !own.is_empty() {
+                let mut longer = Vec::clone(&verdicts);
+                longer.extend(own.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&job.dir, true))));
+                verdicts = Arc::new(longer);
+            }
             chain = chained(&chain, own);
         }
-        for entry in &entries {
+        for (entry, name) in &entries {
             let Ok(kind) = entry.file_type() else { continue };
-            let path = entry.path();
             let is_dir = kind.is_dir();
-            if is_dir {
-                let name = entry.file_name();
-                if name == ".git" || name == ".vx" || name == "node_modules" || self.skip_dirs.contains(&path) {
+            if is_dir && (name == ".git" || name == ".vx" || name == "node_modules") {
+                continue;
+            }
+            let path = entry.path();
+            if is_dir && self.skip_dirs.contains(&path) {
+                continue;
+            }
+            let mut below = None;
+            if self.respect_ignore {
+                // Each ignore file's own match, else what it said of this
+                // directory: `matched_path_or_any_parents` without matching
+                // every parent again for every file.
+                let says = |(gi, up): (&Gitignore, &Verdict)| verdict(gi.matched(&path, is_dir)).or(*up);
+                if is_dir {
+                    let own: Vec<Verdict> = chain.iter().zip(verdicts.iter()).map(says).collect();
+                    if own.iter().rev().find_map(|v| *v).unwrap_or(false) {
+                        continue;
+                    }
+                    below = Some(Arc::new(own));
+                } else if chain.iter().zip(verdicts.iter()).rev().find_map(says).unwrap_or(false) {
                     continue;
                 }
             }
-            if self.respect_ignore && ignored_by(&chain, &path, is_dir) {
-                continue;
-            }
+            // Built from the directory's own name rather than cut from the
+            // path: `Path::strip_prefix` compares component by component,
+            // once per file of a tree of 100,000.
+            let name = name.to_string_lossy();
+            let name = if name.contains('\\') { name.replace('\\', "/").into() } else { name };
+            let rel = join_rel(&job.rel, &name);
             if is_dir {
-                queue.push(DirJob { dir: path, chain: chain.clone(), own_read: false });
+                let verdicts = below.unwrap_or_else(|| verdicts.clone());
+                queue.push(DirJob { dir: path, rel, chain: chain.clone(), verdicts, own_read: false });
                 continue;
             }
-            let Ok(rel) = path.strip_prefix(self.base) else { continue };
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            if !self.filter.matches(&rel) {
+            if !self.filter.matches(rel.get(self.skip..).unwrap_or_default()) {
                 continue;
             }
             // A file removed since the listing is simply not there.
             let Ok(meta) = entry.metadata() else { continue };
-            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)), git: None });
+            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)) });
         }
         entries.len()
+    }
+}
+
+/// What one ignore file says of a path: `Some(true)` ignore, `Some(false)`
+/// re-include (`!`), `None` no opinion.
+type Verdict = Option<bool>;
+
+fn verdict<T>(m: ignore::Match<T>) -> Verdict {
+    match m {
+        ignore::Match::Ignore(_) => Some(true),
+        ignore::Match::Whitelist(_) => Some(false),
+        ignore::Match::None => None,
     }
 }
 

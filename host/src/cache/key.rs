@@ -14,7 +14,9 @@
 //! keyed with a secret local to the machine, so it cannot be guessed from
 //! the manifest, yet a change can still be named).
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::deps::ProjectDeps;
 use crate::config::Command;
@@ -72,7 +74,7 @@ pub struct KeyManifest {
     #[serde(default)]
     pub runtime: Vec<RuntimeEntry>,
     /// `(workspace-relative path, content hash)`, sorted.
-    pub files: Vec<(String, String)>,
+    pub files: FileDigests,
     pub global: Vec<(String, String)>,
     /// `(task id, key)`, sorted.
     pub deps: Vec<(String, CacheKey)>,
@@ -82,6 +84,52 @@ pub struct KeyManifest {
     /// The lockfile part: `slice:HEX`, `whole:HEX`, or empty.
     #[serde(default)]
     pub lockfile: String,
+}
+
+/// A task's input files as `(workspace-relative path, BLAKE3)`, sorted:
+/// the very list the key was computed from, shared, not copied. A task of
+/// 100,000 files would otherwise copy every path and format every hash
+/// for a manifest that a fully cached run never writes. Serialized as
+/// `[[path, hex], …]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileDigests(pub Arc<Vec<(String, blake3::Hash)>>);
+
+impl FileDigests {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// As `(path, hex)` pairs, as `vx why` compares them.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.0.iter().map(|(path, hash)| (path.clone(), hash.to_hex().to_string())).collect()
+    }
+}
+
+impl Serialize for FileDigests {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for (path, hash) in self.0.iter() {
+            seq.serialize_element(&(path, hash.to_hex().as_str()))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for FileDigests {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let pairs = Vec::<(String, String)>::deserialize(d)?;
+        let files = pairs
+            .into_iter()
+            .map(|(path, hex)| blake3::Hash::from_hex(&hex).map(|hash| (path, hash)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(serde::de::Error::custom)?;
+        Ok(FileDigests(Arc::new(files)))
+    }
 }
 
 fn field(h: &mut blake3::Hasher, bytes: &[u8]) {
@@ -102,7 +150,7 @@ pub struct KeyInputs<'a> {
     pub env: &'a [(String, Option<String>)],
     /// `(command, standard output)` of each runtime command.
     pub runtime: &'a [(String, Vec<u8>)],
-    pub files: &'a [(String, blake3::Hash)],
+    pub files: &'a Arc<Vec<(String, blake3::Hash)>>,
     pub global: &'a [(String, blake3::Hash)],
     pub deps: &'a [(String, CacheKey)],
     pub package: &'a ProjectDeps,
@@ -155,7 +203,7 @@ impl KeyInputs<'_> {
             let digest = blake3::keyed_hash(env_secret, output).to_hex()[..16].to_string();
             runtime.push(RuntimeEntry { command: command.clone(), digest });
         }
-        for (tag, list) in [(&b"files"[..], self.files), (&b"global"[..], self.global)] {
+        for (tag, list) in [(&b"files"[..], &self.files[..]), (&b"global"[..], self.global)] {
             field(&mut h, tag);
             h.update(&(list.len() as u64).to_le_bytes());
             for (path, hash) in list {
@@ -187,7 +235,7 @@ impl KeyInputs<'_> {
             env_mode: self.env_mode.to_string(),
             env,
             runtime,
-            files: hex(self.files),
+            files: FileDigests(self.files.clone()),
             global: hex(self.global),
             deps: self.deps.to_vec(),
             package_json,
@@ -216,6 +264,7 @@ mod tests {
         files: &[(String, blake3::Hash)],
     ) -> CacheKey {
         let command = Command::Shell(cmd.into());
+        let files = Arc::new(files.to_vec());
         let inputs = KeyInputs {
             task: "a#build",
             command: &command,
@@ -224,7 +273,7 @@ mod tests {
             env_mode,
             env,
             runtime,
-            files,
+            files: &files,
             global: &[],
             deps: &[],
             package: &NO_PACKAGE,
@@ -261,7 +310,7 @@ mod tests {
             env_mode: "strict",
             env: &env,
             runtime: &[("cat token".to_string(), b"s3cr3t-output".to_vec())],
-            files: &[],
+            files: &Arc::default(),
             global: &[],
             deps: &[],
             package: &NO_PACKAGE,
@@ -269,7 +318,23 @@ mod tests {
         .compute(&[1; 32]);
         let json = serde_json::to_string(&manifest).unwrap();
         assert!(!json.contains("s3cr3t"), "{json}");
+        assert_eq!(serde_json::from_str::<KeyManifest>(&json).unwrap(), manifest, "reads back");
         assert!(json.contains("cat token"));
         assert!(json.contains("TOKEN"));
+    }
+}
+
+#[cfg(test)]
+mod file_digests {
+    use super::*;
+
+    #[test]
+    fn serialize_as_path_and_hex_pairs_and_refuse_a_bad_hash() {
+        let files = FileDigests(Arc::new(vec![("src/a".to_string(), blake3::hash(b"a"))]));
+        let json = serde_json::to_string(&files).unwrap();
+        assert_eq!(json, format!("[[\"src/a\",\"{}\"]]", blake3::hash(b"a").to_hex()));
+        assert_eq!(serde_json::from_str::<FileDigests>(&json).unwrap(), files);
+        assert_eq!(files.pairs(), [("src/a".to_string(), blake3::hash(b"a").to_hex().to_string())]);
+        assert!(serde_json::from_str::<FileDigests>(r#"[["src/a","not hex"]]"#).is_err());
     }
 }

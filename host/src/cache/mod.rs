@@ -39,7 +39,6 @@ mod entry;
 mod error;
 mod fsutil;
 mod gitview;
-mod gitwalk;
 mod hasher;
 mod history;
 mod inputs;
@@ -122,12 +121,11 @@ pub struct Cache {
     /// The file-system monitor's word on what changed, and the input
     /// lists kept from the last run (`monitor`); `None` without one.
     monitor: Option<Monitor>,
-    /// Under `monitor = "git"`, in a git repository: git's questions,
-    /// asked when the cache opens and answered at the first key.
+    /// Under `monitor = "git"`, in a git repository: git's index and
+    /// `.vx/oid-map`, read from when the cache opens, taken at the first
+    /// key.
     git_pending: std::sync::Mutex<Option<gitview::Pending>>,
     git_view: std::sync::OnceLock<Option<gitview::GitView>>,
-    /// BLAKE3s of git blobs (`.vx/oid-map`).
-    oid_map: gitview::OidMap,
 }
 
 /// Which tier a lookup's answer came from.
@@ -179,7 +177,13 @@ impl Cache {
         remote: Option<Box<dyn Backend>>,
     ) -> Result<Cache> {
         let state = state_dir(ws);
-        let hasher = Arc::new(FileHasher::load(state.join("stat-index")));
+        // Under `monitor = "git"` git's index vouches for most files first.
+        let stat_index = state.join("stat-index");
+        let hasher = Arc::new(if ws.cache.monitor == MonitorMode::Git {
+            FileHasher::load_when_needed(stat_index)
+        } else {
+            FileHasher::load_in_background(stat_index)
+        });
         let env_secret = load_secret(&state.join("secret"))?;
         let mut cache = Cache {
             store: LocalStore::new(dir.unwrap_or_else(|| ws.cache.dir.clone())),
@@ -209,10 +213,11 @@ impl Cache {
             unreadable_told: std::sync::atomic::AtomicBool::new(false),
             monitor: Monitor::open(&ws.root, &state, ws.cache.monitor),
             git_pending: std::sync::Mutex::new(
-                (ws.cache.monitor == MonitorMode::Git).then(|| gitview::Pending::start(&ws.root)).flatten(),
+                (ws.cache.monitor == MonitorMode::Git)
+                    .then(|| gitview::Pending::start(&ws.root, state.join("oid-map")))
+                    .flatten(),
             ),
             git_view: std::sync::OnceLock::new(),
-            oid_map: gitview::OidMap::load(state.join("oid-map"), ws.cache.monitor == MonitorMode::Git),
         };
         cache.global = cache.global_inputs(ws)?;
         Ok(cache)
@@ -246,7 +251,7 @@ impl Cache {
         list_files(&ws.root, &filter, Some(&self.ignores_for(&ws.root)), &[])
             .into_iter()
             .map(|f| {
-                let hash = self.hash_ref(&f).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
+                let hash = self.hash_ref(&f, &mut 0).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
                 Ok((f.rel, hash))
             })
             .collect()
@@ -272,40 +277,14 @@ impl Cache {
         chain
     }
 
-    /// A directory's own ignore files, read once per run.
-    fn own_ignores(&self, dir: &Path) -> Vec<ignore::gitignore::Gitignore> {
-        let mut cache = self.ignores.lock().expect("ignores lock poisoned");
-        cache.own.entry(dir.to_path_buf()).or_insert_with(|| inputs::dir_ignores(dir, dir == self.root)).clone()
-    }
-
-    /// Git's view of the workspace, once its questions are answered;
-    /// `None` unless `monitor = "git"`, outside git, or when git cannot
-    /// stand in for a walk (`gitview`).
+    /// Git's index, once read; `None` unless `monitor = "git"`, outside
+    /// git, or when git's index cannot vouch for files here (`gitview`).
     fn git_view(&self) -> Option<&gitview::GitView> {
         self.git_view
             .get_or_init(|| {
                 self.git_pending.lock().expect("git lock poisoned").take().and_then(gitview::Pending::finish)
             })
             .as_ref()
-    }
-
-    /// The files under `base` that pass `filter`: from git's view when
-    /// there is one that can say, else walked ([`list_files`]).
-    fn list(
-        &self,
-        base: &Path,
-        filter: &GlobFilter,
-        ignores: Option<&Arc<Vec<ignore::gitignore::Gitignore>>>,
-        skip_dirs: &[PathBuf],
-    ) -> Vec<FileRef> {
-        if let Some(view) = self.git_view() {
-            let own = |dir: &Path| self.own_ignores(dir);
-            let walk = gitwalk::GitWalk { view, root: &self.root, own_ignores: &own };
-            if let Some(files) = walk.list(base, filter, ignores, skip_dirs) {
-                return files;
-            }
-        }
-        list_files(base, filter, ignores, skip_dirs)
     }
 
     /// The workspace's global inputs, workspace-relative.
@@ -342,18 +321,13 @@ impl Cache {
         let outputs = OutputGlobs::split(&task.outputs);
         let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
-        let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new(""));
-        let mut files = self.list(project_dir, &filter, Some(&self.ignores_for(project_dir)), nested);
-        if !prefix.as_os_str().is_empty() {
-            let prefix = prefix.to_string_lossy();
-            for f in &mut files {
-                f.rel = format!("{prefix}/{}", f.rel);
-            }
-        }
+        let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy();
+        let mut files =
+            inputs::list_files_named(project_dir, &prefix, &filter, Some(&self.ignores_for(project_dir)), nested);
         if globs.has_anchored() {
             // Workspace-relative already; a file that both lists hold once.
             let anchored = self.filter(Some(&globs.anchored), &[])?;
-            files.extend(self.list(root, &anchored, Some(&self.ignores_for(root)), &[]));
+            files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
             files.sort();
             files.dedup_by(|a, b| a.rel == b.rel);
         }
@@ -397,22 +371,15 @@ impl Cache {
         Ok(covered)
     }
 
-    fn hash_ref(&self, f: &FileRef) -> std::io::Result<blake3::Hash> {
-        match (&f.stat, &f.git) {
-            (Some(stat), _) => self.hasher.hash_stat(&f.abs, stat),
-            (None, Some((blob, git_stat))) => {
-                if let Some(hash) = self.oid_map.get(blob) {
-                    return Ok(hash);
-                }
-                let stat = hasher::FileStat::of(&std::fs::symlink_metadata(&f.abs)?);
-                let hash = self.hasher.hash_stat(&f.abs, &stat)?;
-                // Recorded only for the very file git verified as this blob.
-                if git_stat.vouches_for(&stat) && blob.1 == stat.is_symlink() {
-                    self.oid_map.put(*blob, hash);
-                }
-                Ok(hash)
-            }
-            (None, None) => self.hasher.hash(&f.abs),
+    /// One listed file's BLAKE3: from git's index and `.vx/oid-map` when
+    /// git vouches for it (`monitor = "git"`), else through the stat index.
+    /// `next` carries where git's index is read from one file of a sorted
+    /// list to the next.
+    fn hash_ref(&self, f: &FileRef, next: &mut usize) -> std::io::Result<blake3::Hash> {
+        let Some(stat) = &f.stat else { return self.hasher.hash(&f.abs) };
+        match self.git_view() {
+            Some(view) => view.hash(&f.abs, stat, next, || self.hasher.hash_stat(&f.abs, stat)),
+            None => self.hasher.hash_stat(&f.abs, stat),
         }
     }
 
@@ -420,27 +387,28 @@ impl Cache {
     /// large project; tasks themselves already run side by side).
     fn hash_all(&self, files: Vec<FileRef>) -> Result<Vec<(String, blake3::Hash)>, CacheError> {
         const PER_THREAD: usize = 512;
-        let hash_one = |f: &FileRef| {
-            self.hash_ref(f)
-                .map(|h| (f.rel.clone(), h))
-                .map_err(|source| CacheError::Hash { path: f.rel.clone(), source })
+        let hash_part = |part: &[FileRef]| {
+            let mut next = 0;
+            part.iter()
+                .map(|f| self.hash_ref(f, &mut next).map_err(|source| CacheError::Hash { path: f.rel.clone(), source }))
+                .collect::<Result<Vec<_>, CacheError>>()
         };
         let threads = crate::sys::cores().min(files.len() / PER_THREAD);
-        if threads <= 1 {
-            return files.iter().map(hash_one).collect();
-        }
-        let chunk = files.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(hash_one).collect::<Result<Vec<_>, CacheError>>()))
-                .collect();
-            let mut out = Vec::with_capacity(files.len());
-            for part in parts {
-                out.extend(part.join().expect("hash thread panicked")?);
-            }
-            Ok(out)
-        })
+        let hashes = if threads <= 1 {
+            hash_part(&files)?
+        } else {
+            let chunk = files.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = files.chunks(chunk).map(|part| scope.spawn(move || hash_part(part))).collect();
+                let mut out = Vec::with_capacity(files.len());
+                for part in parts {
+                    out.extend(part.join().expect("hash thread panicked")?);
+                }
+                Ok::<_, CacheError>(out)
+            })?
+        };
+        // The names move into the list: no copy of 100,000 paths.
+        Ok(files.into_iter().map(|f| f.rel).zip(hashes).collect())
     }
 
     /// Computes a task's key from its inputs as they are on disk now.
@@ -470,7 +438,7 @@ impl Cache {
             env_mode: self.env_mode.as_str(),
             env: &env,
             runtime: &runtime,
-            files: &files[..],
+            files: &files,
             global: &self.global,
             deps: &deps,
             package: project,
@@ -643,7 +611,7 @@ impl Cache {
         if let Some(Err(e)) = self.monitor.as_ref().map(Monitor::save) {
             tracing::warn!("could not save .vx/tree-snapshot: {e}");
         }
-        if let Some(Err(e)) = self.git_view.get().and_then(Option::as_ref).map(|view| self.oid_map.save(view)) {
+        if let Some(Err(e)) = self.git_view.get().and_then(Option::as_ref).map(gitview::GitView::save) {
             tracing::warn!("could not save .vx/oid-map: {e}");
         }
     }

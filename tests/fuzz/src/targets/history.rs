@@ -103,7 +103,7 @@ pub fn history(data: &[u8]) {
         if let Ok(Some((_, manifest))) = history.last_manifest(task) {
             let _ = diff_manifests(&manifest, &manifest);
             let mut other = manifest.clone();
-            other.files.clear();
+            other.files = Default::default();
             other.deps.reverse();
             let _ = diff_manifests(&manifest, &other);
         }

@@ -437,6 +437,88 @@ mod tests {
         assert!(!f.matches("lib/a.ts"));
     }
 
+    /// The walk carries ignore verdicts from a directory to its entries;
+    /// the result must be what matching each entry and all its parents
+    /// against every ignore file above it says (`ignored_by`), with
+    /// negations, directory-only patterns, nested ignore files and glob
+    /// roots inside an ignored directory.
+    #[test]
+    fn carried_verdicts_ignore_exactly_what_matching_every_parent_does() {
+        let dir = std::env::temp_dir().join(format!("vx-verdicts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for rel in [
+            "a/x.txt",
+            "a/x.log",
+            "a/keep.log",
+            "a/b/x.txt",
+            "a/b/y.log",
+            "a/b/c/z.txt",
+            "a/b/c/keep.log",
+            "build/out.js",
+            "build/sub/deep.js",
+            "gen/a.ts",
+            "gen/b.ts",
+            "docs/build/page.md",
+            "docs/x.md",
+            "e/f/g/h.txt",
+            "e/f/g/h.tmp",
+            "e/keep/f.tmp",
+        ] {
+            write(rel, "x");
+        }
+        write("a/.gitignore", "*.log\n!keep.log\nb/c/\n");
+        write("a/b/.ignore", "!*.log\n");
+        write("e/f/.gitignore", "*.tmp\n");
+        write("e/.gitignore", "!keep/\n");
+        let mut root = GitignoreBuilder::new(&dir);
+        for line in ["build/", "gen/*", "!gen/b.ts", "/docs/build", "*.tmp"] {
+            root.add_line(None, line).unwrap();
+        }
+        let chain = Arc::new(vec![root.build().unwrap()]);
+        // The rule as it was written before verdicts were carried: every
+        // entry matched, with all its parents, against every ignore file
+        // from the root down to its directory (`ignored_by`).
+        fn by_every_parent(dir: &Path, base: &Path, chain: &[Gitignore], filter: &GlobFilter, out: &mut Vec<String>) {
+            let mut chain = chain.to_vec();
+            chain.extend(dir_ignores(dir, false));
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                let is_dir = entry.file_type().unwrap().is_dir();
+                if ignored_by(&chain, &path, is_dir) {
+                    continue;
+                }
+                if is_dir {
+                    by_every_parent(&path, base, &chain, filter, out);
+                    continue;
+                }
+                let rel = path.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                if filter.matches(&rel) {
+                    out.push(rel);
+                }
+            }
+        }
+        let expected_for = |filter: &GlobFilter| {
+            let mut kept = Vec::new();
+            for root in filter.roots() {
+                by_every_parent(&dir.join(root), &dir, &chain, filter, &mut kept);
+            }
+            kept.sort();
+            kept
+        };
+        let walks = [None, Some(vec!["build/**".to_string(), "a/b/**".to_string()]), Some(vec!["gen/**".to_string()])];
+        for patterns in walks {
+            let filter = GlobFilter::new(patterns.as_deref(), &[]).unwrap();
+            let walked: Vec<String> = list_files(&dir, &filter, Some(&chain), &[]).into_iter().map(|f| f.rel).collect();
+            assert_eq!(walked, expected_for(&filter), "{patterns:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn walk_honours_ignore_files_met_on_the_way_and_stats_each_file() {
         let dir = std::env::temp_dir().join(format!("vx-walk-{}", std::process::id()));

@@ -137,9 +137,12 @@ fn clean_files_are_not_read() {
     key(&env);
     env.write("big/src/d0/dirty.txt", "dirty\n");
     let expected = key(&env);
+    // Without vx's own stat index, a file git cannot vouch for is read.
+    std::fs::remove_file(env.root().join(".vx/stat-index")).expect("the stat index");
     let (out, opened) = traced(&env, ".", "/src/");
     assert!(out.stdout.contains(&expected), "{out}");
-    assert!(opened.iter().all(|l| l.contains("dirty.txt")), "only the dirty file may be read: {opened:#?}");
+    assert!(opened.iter().any(|l| l.contains("dirty.txt")), "the dirty file is read: {opened:#?}");
+    assert!(opened.iter().all(|l| l.contains("dirty.txt")), "and no clean one: {opened:#?}");
 }
 
 #[test]

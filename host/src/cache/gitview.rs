@@ -32,7 +32,6 @@
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
@@ -58,16 +57,14 @@ fn vouches_for(entry: &gix_index::Entry, index: &gix_index::File, stat: &FileSta
         && git.ino == stat.ino as u32
 }
 
-/// `.git/index` and `.vx/oid-map` being read on a thread, and `git config`
-/// being asked, from when the cache opens; [`Pending::finish`] takes them.
+/// Git's view being made on a thread from when the cache opens (`git
+/// config` asked, `.git/index` and `.vx/oid-map` read, attributes
+/// checked); [`Pending::finish`] takes it.
 #[derive(Debug)]
 pub struct Pending {
     root: PathBuf,
-    read: Option<JoinHandle<Read>>,
-    config: Child,
+    thread: Option<JoinHandle<Result<GitView, String>>>,
 }
-
-type Read = (Result<gix_index::File, String>, OidMap);
 
 /// How far past the last entry found a look-up tries before it searches:
 /// a task's globs or ignore files may skip a few tracked files between
@@ -89,90 +86,76 @@ impl Pending {
         if !root.join(".git").is_dir() {
             return None;
         }
-        let config = crate::guard::spawn_tool(
-            "git",
-            &["config", "-z", "--get-regexp", r"^core\.(autocrlf|attributesfile)$"],
-            root,
-        )
-        .ok()?;
-        let index = root.join(".git/index");
-        let read = std::thread::Builder::new()
-            .name("vx-git-index".into())
-            .spawn(move || (read_index(&index), OidMap::load(oid_map)))
-            .ok();
-        Some(Pending { root: root.to_path_buf(), read, config })
+        let dir = root.to_path_buf();
+        let thread = std::thread::Builder::new().name("vx-git-index".into()).spawn(move || view(dir, oid_map));
+        Some(Pending { root: root.to_path_buf(), thread: thread.ok() })
     }
 
     /// The view, or `None` (with the reason at debug level) when git's
     /// index cannot vouch for files here.
-    pub fn finish(self) -> Option<GitView> {
-        let root = self.root.clone();
-        match self.view() {
-            Ok(view) => Some(view),
-            Err(why) => {
-                tracing::debug!("keys from git's index: not used in {}: {why}", root.display());
-                None
-            }
-        }
-    }
-
-    fn view(mut self) -> Result<GitView, String> {
-        let (code, config) = answer(&mut self.config).map_err(|e| format!("git config: {e}"))?;
-        // `git config --get-regexp` exits 1 when nothing matches.
-        if !matches!(code, Some(0 | 1)) {
-            return Err("git config failed".into());
-        }
-        config_allows(&config)?;
-        let read = self.read.take().ok_or("could not start reading .git/index")?;
-        let (index, oids) = read.join().map_err(|_| "reading .git/index failed".to_string())?;
-        let index = index?;
-        if index.link().is_some() {
-            return Err("the index is split".into());
-        }
-        check_attributes(&self.root, &index)?;
-        Ok(GitView { root: self.root.clone(), index, oids })
+    pub fn finish(mut self) -> Option<GitView> {
+        let made = match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err("reading .git/index failed".into())),
+            None => Err("could not start reading .git/index".into()),
+        };
+        made.map_err(|why| tracing::debug!("keys from git's index: not used in {}: {why}", self.root.display())).ok()
     }
 }
 
-fn read_index(path: &Path) -> Result<gix_index::File, String> {
-    gix_index::File::at(path, gix_index::hash::Kind::Sha1, true, gix_index::decode::Options::default())
-        .map_err(|e| format!("reading .git/index: {e}"))
-}
-
-/// A question's exit code and everything it printed.
-fn answer(child: &mut Child) -> std::io::Result<(Option<i32>, Vec<u8>)> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        stdout.read_to_end(&mut out)?;
-    }
-    Ok((child.wait()?.code(), out))
-}
-
-/// A question never asked to the end (the run needed no key) is stopped
-/// and reaped: vx leaves no process behind.
+/// A view never asked for (the run needed no key) is still waited for:
+/// the thread may be running `git config`, and vx leaves no process
+/// behind.
 impl Drop for Pending {
     fn drop(&mut self) {
-        if matches!(self.config.try_wait(), Ok(None)) {
-            let _ = self.config.kill();
-            let _ = self.config.wait();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
 
-/// Refuses a configuration under which a file's bytes are not what git's
-/// index says.
-fn config_allows(out: &[u8]) -> Result<(), String> {
-    for item in out.split(|b| *b == 0).filter(|i| !i.is_empty()) {
-        let text = String::from_utf8_lossy(item);
-        let (name, value) = text.split_once('\n').unwrap_or((&text, ""));
-        let value = value.trim().to_ascii_lowercase();
-        let on = matches!(value.as_str(), "true" | "yes" | "on" | "1" | "input");
+/// Asks git's configuration, reads the index and the map, and refuses
+/// what cannot stand in for reading files.
+fn view(root: PathBuf, oid_map: PathBuf) -> Result<GitView, String> {
+    let config =
+        crate::guard::run_tool("git", &["config", "--list", "-z"], &root).map_err(|e| format!("git config: {e}"))?;
+    if !config.success {
+        return Err(format!("git config failed: {}", config.stderr.trim()));
+    }
+    config_allows(&config.stdout)?;
+    let index = gix_index::File::at(
+        root.join(".git/index"),
+        gix_index::hash::Kind::Sha1,
+        true,
+        gix_index::decode::Options::default(),
+    )
+    .map_err(|e| format!("reading .git/index: {e}"))?;
+    if index.link().is_some() {
+        return Err("the index is split".into());
+    }
+    check_attributes(&root, &index)?;
+    Ok(GitView { root, index, oids: OidMap::load(oid_map) })
+}
+
+/// Refuses a configuration (`git config --list -z`: `name\nvalue` items,
+/// a bare `name` for true, the last of a name winning) under which a
+/// file's bytes are not what git's index says.
+fn config_allows(out: &str) -> Result<(), String> {
+    let (mut autocrlf, mut attributes_file) = (false, false);
+    for item in out.split('\0').filter(|i| !i.is_empty()) {
+        let (name, value) = item.split_once('\n').unwrap_or((item, "true"));
         match name {
-            "core.autocrlf" if on => return Err("core.autocrlf converts line ends".into()),
-            "core.attributesfile" => return Err("core.attributesFile may convert files".into()),
+            "core.autocrlf" => {
+                autocrlf = matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1" | "input");
+            }
+            "core.attributesfile" => attributes_file = !value.trim().is_empty(),
             _ => {}
         }
+    }
+    if autocrlf {
+        return Err("core.autocrlf converts line ends".into());
+    }
+    if attributes_file {
+        return Err("core.attributesFile may convert files".into());
     }
     Ok(())
 }
@@ -389,6 +372,17 @@ fn decode(mut bytes: Vec<u8>) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_converting_configuration_is_refused() {
+        assert!(config_allows("user.name\nA\0core.autocrlf\nfalse\0core.bare\nfalse\0").is_ok());
+        assert!(config_allows("core.autocrlf\ntrue\0").is_err());
+        assert!(config_allows("core.autocrlf\ninput\0").is_err());
+        assert!(config_allows("core.attributesfile\n~/.gitattributes\0").is_err());
+        assert!(config_allows("core.autocrlf\0").is_err(), "a bare name is true");
+        assert!(config_allows("core.autocrlf\ntrue\0core.autocrlf\nfalse\0").is_ok(), "the last one wins");
+        assert!(config_allows("").is_ok());
+    }
 
     #[test]
     fn converting_attributes_are_refused_and_unset_ones_are_not() {

@@ -437,6 +437,13 @@ mod tests {
         assert!(!f.matches("lib/a.ts"));
     }
 
+    /// Writes `text` at `rel` under `dir`, making the directories.
+    fn write_file(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     /// The walk carries ignore verdicts from a directory to its entries;
     /// the result must be what matching each entry and all its parents
     /// against every ignore file above it says (`ignored_by`), with
@@ -446,11 +453,7 @@ mod tests {
     fn carried_verdicts_ignore_exactly_what_matching_every_parent_does() {
         let dir = std::env::temp_dir().join(format!("vx-verdicts-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let write = |rel: &str, text: &str| {
-            let path = dir.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_file(&dir, rel, text);
         for rel in [
             "a/x.txt",
             "a/x.log",
@@ -523,11 +526,7 @@ mod tests {
     fn walk_honours_ignore_files_met_on_the_way_and_stats_each_file() {
         let dir = std::env::temp_dir().join(format!("vx-walk-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let write = |rel: &str, text: &str| {
-            let path = dir.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_file(&dir, rel, text);
         // Enough files that the walk spreads over threads.
         for d in 0..8 {
             for f in 0..400 {

@@ -248,10 +248,11 @@ impl Cache {
         }
         let filter = GlobFilter::new(Some(&ws.global_inputs), &[])
             .map_err(|m| Error::config(format!("[workspace] global-inputs: {m}")))?;
+        let mut next = 0;
         list_files(&ws.root, &filter, Some(&self.ignores_for(&ws.root)), &[])
             .into_iter()
             .map(|f| {
-                let hash = self.hash_ref(&f, &mut 0).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
+                let hash = self.hash_ref(&f, &mut next).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
                 Ok((f.rel, hash))
             })
             .collect()

@@ -37,7 +37,8 @@ pub enum MonitorMode {
     /// watchman, started and told to watch the workspace if need be.
     Watchman,
     /// Git's index in a git repository (`super::gitview`), never
-    /// watchman: no clean file read, but git stats every tracked file.
+    /// watchman: the walk still stats every file, but reads none that
+    /// git's index vouches for.
     Git,
     /// Never: every run walks (the stat index still saves reads).
     Off,

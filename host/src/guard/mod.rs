@@ -29,6 +29,6 @@ pub use link::{GuardLink, RUN_ID_VAR};
 pub use probe::{Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, last_pid};
 pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
-pub use tool::{ToolOutput, run_tool, run_tool_with_input, spawn_tool};
+pub use tool::{ToolOutput, run_tool, run_tool_with_input};
 pub use usage::{ExitWatch, Usage};
 pub use watchdog::guard_main;

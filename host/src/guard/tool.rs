@@ -42,18 +42,3 @@ pub fn run_tool_with_input(
     let out = child.wait_with_output()?;
     Ok((matches!(written, Some(Ok(()))) && out.status.success(), out.stdout))
 }
-
-/// Starts `program ARGS` in `cwd` in the background, its standard output
-/// piped (standard input and error null), for a helper whose answer is
-/// wanted later (`git status` while the workspace loads). The caller reads
-/// the output and reaps the child, and kills it if it never asks.
-pub fn spawn_tool(program: &str, args: &[&str], cwd: &Path) -> std::io::Result<std::process::Child> {
-    #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
-    std::process::Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-}

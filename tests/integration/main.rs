@@ -8,6 +8,7 @@ mod common;
 mod affected;
 mod bad_input;
 mod big_output;
+mod big_tree;
 mod cache;
 mod cli_flags;
 mod concurrency;

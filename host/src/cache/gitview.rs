@@ -364,9 +364,18 @@ fn decode(mut bytes: Vec<u8>) -> Option<Vec<u8>> {
     if !bytes.starts_with(MAGIC) || !(bytes.len() - MAGIC.len()).is_multiple_of(RECORD) {
         return None;
     }
-    bytes.drain(..MAGIC.len());
-    let sorted = bytes.chunks_exact(RECORD).map(record_key).collect::<Vec<_>>().windows(2).all(|w| w[0] < w[1]);
-    sorted.then_some(bytes)
+    let records = &bytes[MAGIC.len()..];
+    let sorted = records
+        .chunks_exact(RECORD)
+        .zip(records.chunks_exact(RECORD).skip(1))
+        .all(|(a, b)| record_key(a) < record_key(b));
+    if !sorted {
+        return None;
+    }
+    // The records moved to the front in place: no second buffer.
+    bytes.copy_within(MAGIC.len().., 0);
+    bytes.truncate(bytes.len() - MAGIC.len());
+    Some(bytes)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::hasher::FileStat;
+use super::runs::{listing_order, merge_runs};
 
 /// A file under a base directory: its path relative to that directory
 /// (with `/`), its absolute path, and its `lstat` when the walk took one.
@@ -137,7 +138,20 @@ pub fn list_files_named(
     ignores: Option<&Arc<Vec<Gitignore>>>,
     skip_dirs: &[PathBuf],
 ) -> Vec<FileRef> {
-    let mut out = Vec::new();
+    merge_runs(list_file_runs(base, prefix, filter, ignores, skip_dirs))
+}
+
+/// [`list_files_named`] as runs each in listing order (`runs`), left for
+/// the caller to merge: one per walk thread when a single root was
+/// walked, else one.
+pub fn list_file_runs(
+    base: &Path,
+    prefix: &str,
+    filter: &GlobFilter,
+    ignores: Option<&Arc<Vec<Gitignore>>>,
+    skip_dirs: &[PathBuf],
+) -> Vec<Vec<FileRef>> {
+    let mut runs = Vec::new();
     let skip = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
     for root in &filter.roots {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
@@ -145,7 +159,7 @@ pub fn list_files_named(
         let rel = join_rel(prefix, root);
         if !meta.is_dir() {
             if filter.matches(root) {
-                out.push(FileRef { rel, abs: start, stat: Some(FileStat::of(&meta)) });
+                runs.push(vec![FileRef { rel, abs: start, stat: Some(FileStat::of(&meta)) }]);
             }
             continue;
         }
@@ -154,27 +168,23 @@ pub fn list_files_named(
         let verdicts = Arc::new(chain.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&start, true))).collect());
         // The chain already holds `base`'s own ignore files.
         let own_read = root.is_empty();
-        walk.run(DirJob { dir: start, rel, chain, verdicts, own_read }, &mut out);
+        walk.run(DirJob { dir: start, rel, chain, verdicts, own_read }, &mut runs);
     }
-    // Ordered by the relative path, identified by the real one: two names
-    // that differ only in bytes that are not UTF-8 share a lossy `rel`,
-    // and both must count (a change to either re-keys the task).
-    // Stable: a parallel walk hands over runs its threads sorted, which a
-    // stable sort merges in linear time.
-    out.sort_by(|a, b| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
-    if filter.roots.len() > 1 {
-        // Roots never nest (`GlobFilter::new`), but a symbolic link can
-        // make one reach another's files by the same path. Compared as
-        // bytes: both were joined from `base` the same way.
-        out.dedup_by(|a, b| a.abs.as_os_str() == b.abs.as_os_str());
+    if filter.roots.len() <= 1 {
+        return runs;
     }
-    out
+    // Roots never nest (`GlobFilter::new`), but a symbolic link can make
+    // one reach another's files by the same path. Compared as bytes: both
+    // were joined from `base` the same way.
+    let mut out = merge_runs(runs);
+    out.dedup_by(|a, b| a.abs.as_os_str() == b.abs.as_os_str());
+    vec![out]
 }
 
 /// Directory entries seen before a walk spreads over several threads: a
 /// project's few files stay on the calling thread (a run keys many tasks
 /// side by side already); a tree of thousands gets every core.
-const PARALLEL_AFTER: usize = 2048;
+const PARALLEL_AFTER: usize = 512;
 
 /// One walk of one literal prefix.
 ///
@@ -206,21 +216,26 @@ struct DirJob {
 }
 
 impl Walk<'_> {
-    fn run(&self, first: DirJob, out: &mut Vec<FileRef>) {
+    /// Adds to `runs` the walk's files as lists each in [`listing_order`]
+    /// (one per thread that took part).
+    fn run(&self, first: DirJob, runs: &mut Vec<Vec<FileRef>>) {
         let mut queue = vec![first];
         let mut seen = 0;
+        let mut out = Vec::new();
         while let Some(job) = queue.pop() {
-            seen += self.read_dir(job, out, &mut queue);
+            seen += self.read_dir(job, &mut out, &mut queue);
             if seen >= PARALLEL_AFTER && queue.len() >= 2 && crate::sys::cores() > 1 {
-                self.run_parallel(queue, out);
-                return;
+                self.run_parallel(queue, runs);
+                break;
             }
         }
+        out.sort_unstable_by(listing_order);
+        runs.push(out);
     }
 
     /// Drains `queue` on up to one thread per core; each thread takes a
     /// directory, lists it, and queues the directories it finds.
-    fn run_parallel(&self, queue: Vec<DirJob>, out: &mut Vec<FileRef>) {
+    fn run_parallel(&self, queue: Vec<DirJob>, runs: &mut Vec<Vec<FileRef>>) {
         use std::sync::{Condvar, Mutex};
         struct Shared {
             queue: Vec<DirJob>,
@@ -247,10 +262,9 @@ impl Walk<'_> {
                     }
                 } else if state.busy == 0 {
                     drop(state);
-                    // Each thread sorts its own part: the caller's sort
-                    // then only merges (`list_files_named`).
-                    found
-                        .sort_unstable_by(|a: &FileRef, b: &FileRef| a.rel.cmp(&b.rel).then_with(|| a.abs.cmp(&b.abs)));
+                    // Each thread sorts its own part: the caller then
+                    // only merges (`merge_runs`).
+                    found.sort_unstable_by(listing_order);
                     return found;
                 } else {
                     state = wake.wait(state).expect("walk queue poisoned");
@@ -260,9 +274,9 @@ impl Walk<'_> {
         let threads = crate::sys::cores().min(shared.lock().expect("walk queue poisoned").queue.len());
         std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
-            out.extend(worker());
+            runs.push(worker());
             for h in helpers {
-                out.extend(h.join().expect("walk thread panicked"));
+                runs.push(h.join().expect("walk thread panicked"));
             }
         });
     }
@@ -376,7 +390,14 @@ pub(super) fn join_rel(base: &str, rel: &str) -> String {
     match (base.is_empty(), rel.is_empty()) {
         (true, _) => rel.to_string(),
         (false, true) => base.to_string(),
-        (false, false) => format!("{base}/{rel}"),
+        (false, false) => {
+            // Not `format!`: this runs once per file of a walk.
+            let mut joined = String::with_capacity(base.len() + 1 + rel.len());
+            joined.push_str(base);
+            joined.push('/');
+            joined.push_str(rel);
+            joined
+        }
     }
 }
 

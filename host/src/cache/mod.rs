@@ -46,6 +46,7 @@ mod key;
 mod mode;
 mod monitor;
 mod remote;
+mod runs;
 mod runtime;
 mod store;
 mod watchman;
@@ -313,31 +314,37 @@ impl Cache {
         project_dir: &Path,
         task: &Task,
     ) -> Result<Vec<(String, PathBuf)>, CacheError> {
-        Ok(self.input_refs(root, project_dir, task)?.into_iter().map(|f| (f.rel, f.abs)).collect())
+        let files = runs::merge_runs(self.input_runs(root, project_dir, task)?);
+        Ok(files.into_iter().map(|f| (f.rel, f.abs)).collect())
     }
 
-    /// [`Cache::input_files`] with the `lstat` the walk took of each.
-    fn input_refs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<FileRef>, CacheError> {
+    /// [`Cache::input_files`] with the `lstat` the walk took of each, as
+    /// sorted runs (`runs`) yet to merge.
+    fn input_runs(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<Vec<FileRef>>, CacheError> {
         let globs = InputGlobs::split(task.inputs.as_deref());
         let outputs = OutputGlobs::split(&task.outputs);
         let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy();
-        let mut files =
-            inputs::list_files_named(project_dir, &prefix, &filter, Some(&self.ignores_for(project_dir)), nested);
+        let mut runs =
+            inputs::list_file_runs(project_dir, &prefix, &filter, Some(&self.ignores_for(project_dir)), nested);
         if globs.has_anchored() {
             // Workspace-relative already; a file that both lists hold once.
             let anchored = self.filter(Some(&globs.anchored), &[])?;
+            let mut files = runs::merge_runs(runs);
             files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
             files.sort();
             files.dedup_by(|a, b| a.rel == b.rel);
+            runs = vec![files];
         }
         if outputs.has_anchored() {
             // What the task writes is never what it reads, wherever it lies.
             let written = self.filter(Some(&outputs.anchored), &[])?;
-            files.retain(|f| !written.matches(&f.rel));
+            for run in &mut runs {
+                run.retain(|f| !written.matches(&f.rel));
+            }
         }
-        Ok(files)
+        Ok(runs)
     }
 
     /// A task's hashed input files: kept from the last run when the
@@ -345,14 +352,14 @@ impl Cache {
     /// (`monitor`), else walked and hashed (and kept for the next run).
     fn input_hashes(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Hashed, CacheError> {
         let Some(monitor) = &self.monitor else {
-            return Ok(Arc::new(self.hash_all(self.input_refs(root, project_dir, task)?)?));
+            return Ok(Arc::new(self.hash_all(self.input_runs(root, project_dir, task)?)?));
         };
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let id = format!("{}\0{:?}\0{:?}\0{nested:?}", project_dir.display(), task.inputs, task.outputs);
         if let Some(files) = monitor.get(&id) {
             return Ok(files);
         }
-        let files = Arc::new(self.hash_all(self.input_refs(root, project_dir, task)?)?);
+        let files = Arc::new(self.hash_all(self.input_runs(root, project_dir, task)?)?);
         monitor.put(id, self.covered(root, project_dir, task)?, files.clone());
         Ok(files)
     }
@@ -384,32 +391,55 @@ impl Cache {
         }
     }
 
-    /// Hashes files, on several threads when there are many (a task of a
-    /// large project; tasks themselves already run side by side).
-    fn hash_all(&self, files: Vec<FileRef>) -> Result<Vec<(String, blake3::Hash)>, CacheError> {
+    /// Hashes the files of sorted runs (`runs`), on several threads when
+    /// there are many (a task of a large project; tasks themselves already
+    /// run side by side), into one list in listing order.
+    fn hash_all(&self, runs: Vec<Vec<FileRef>>) -> Result<Vec<(String, blake3::Hash)>, CacheError> {
         const PER_THREAD: usize = 512;
-        let hash_part = |part: &[FileRef]| {
+        let mut runs = if runs.len() > runs::MAX_HASHED_RUNS { vec![runs::merge_runs(runs)] } else { runs };
+        let total: usize = runs.iter().map(Vec::len).sum();
+        // Each part fills its own stretch of its run's digests: no list
+        // per thread copied after.
+        let mut hashes: Vec<Vec<blake3::Hash>> =
+            runs.iter().map(|run| vec![blake3::Hash::from_bytes([0; 32]); run.len()]).collect();
+        let hash_part = |part: &[FileRef], into: &mut [blake3::Hash]| {
             let mut next = 0;
-            part.iter()
-                .map(|f| self.hash_ref(f, &mut next).map_err(|source| CacheError::Hash { path: f.rel.clone(), source }))
-                .collect::<Result<Vec<_>, CacheError>>()
+            for (f, slot) in part.iter().zip(into) {
+                *slot =
+                    self.hash_ref(f, &mut next).map_err(|source| CacheError::Hash { path: f.rel.clone(), source })?;
+            }
+            Ok::<_, CacheError>(())
         };
-        let threads = crate::sys::cores().min(files.len() / PER_THREAD);
-        let hashes = if threads <= 1 {
-            hash_part(&files)?
+        let threads = crate::sys::cores().min(total / PER_THREAD);
+        // Parts of about a quarter of a thread's share, taken in turn: the
+        // runs of a walk need not be of a size.
+        let chunk = total.div_ceil(threads.max(1) * 4).max(PER_THREAD);
+        let mut parts: Vec<_> = runs
+            .iter()
+            .zip(&mut hashes)
+            .flat_map(|(run, into)| run.chunks(chunk).zip(into.chunks_mut(chunk)))
+            .collect();
+        if threads <= 1 {
+            parts.into_iter().try_for_each(|(part, into)| hash_part(part, into))?;
         } else {
-            let chunk = files.len().div_ceil(threads);
+            parts.reverse();
+            let queue = std::sync::Mutex::new(parts);
+            let worker = || loop {
+                let Some((part, into)) = queue.lock().expect("hash queue poisoned").pop() else { return Ok(()) };
+                hash_part(part, into)?;
+            };
             std::thread::scope(|scope| {
-                let parts: Vec<_> = files.chunks(chunk).map(|part| scope.spawn(move || hash_part(part))).collect();
-                let mut out = Vec::with_capacity(files.len());
-                for part in parts {
-                    out.extend(part.join().expect("hash thread panicked")?);
-                }
-                Ok::<_, CacheError>(out)
-            })?
-        };
+                let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
+                let mine = worker();
+                helpers
+                    .into_iter()
+                    .map(|h| h.join().expect("hash thread panicked"))
+                    .chain([mine])
+                    .collect::<Result<(), CacheError>>()
+            })?;
+        }
         // The names move into the list: no copy of 100,000 paths.
-        Ok(files.into_iter().map(|f| f.rel).zip(hashes).collect())
+        Ok(runs::merge_hashed(&mut runs, &hashes))
     }
 
     /// Computes a task's key from its inputs as they are on disk now.

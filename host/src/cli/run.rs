@@ -353,10 +353,14 @@ fn print_graph(ws: &Workspace, graph: &TaskGraph, cwd: &Path, path: &Path) -> Re
 /// `--dry[=FORMAT]`: the plan with keys, cache statuses, ETAs and how
 /// flaky each task was lately.
 fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions, format: Format, verbose: bool) {
+    // The history is opened while the keys are computed: neither waits
+    // for the other.
+    let history_path = state_dir(ws).join("history.db");
+    let history = std::thread::spawn(move || History::open(&history_path).ok());
     let keys = plan_keys(ws, graph, cache, opts.executor.as_deref());
     cache.save_index();
     let statuses = planned_statuses(ws, graph, cache, &keys);
-    let history = History::open(&state_dir(ws).join("history.db")).ok();
+    let history = history.join().ok().flatten();
     let etas: Vec<Option<Duration>> = (0..graph.len())
         .map(|n| {
             if statuses[n].is_hit() {

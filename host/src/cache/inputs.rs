@@ -125,25 +125,14 @@ pub fn list_files(
     ignores: Option<&Arc<Vec<Gitignore>>>,
     skip_dirs: &[PathBuf],
 ) -> Vec<FileRef> {
-    list_files_named(base, "", filter, ignores, skip_dirs)
+    merge_runs(list_file_runs(base, "", filter, ignores, skip_dirs))
 }
 
 /// [`list_files`] with each `rel` behind `prefix` (`base` relative to the
-/// workspace, "" for none): the name a task's key gives the file, made
-/// once as the walk meets it rather than copied again after.
-pub fn list_files_named(
-    base: &Path,
-    prefix: &str,
-    filter: &GlobFilter,
-    ignores: Option<&Arc<Vec<Gitignore>>>,
-    skip_dirs: &[PathBuf],
-) -> Vec<FileRef> {
-    merge_runs(list_file_runs(base, prefix, filter, ignores, skip_dirs))
-}
-
-/// [`list_files_named`] as runs each in listing order (`runs`), left for
-/// the caller to merge: one per walk thread when a single root was
-/// walked, else one.
+/// workspace, "" for none: the name a task's key gives the file, made
+/// once as the walk meets it rather than copied again after), as runs
+/// each in listing order (`runs`) left for the caller to merge: one per
+/// walk thread when a single root was walked, else one.
 pub fn list_file_runs(
     base: &Path,
     prefix: &str,

@@ -155,6 +155,27 @@ fn hostile_archive(members: &[(&str, Option<&str>, &[u8])]) -> Vec<u8> {
     zstd::encode_all(&tar[..], 3).expect("compress")
 }
 
+/// Every file and link under `dir` with its bytes (a link's target),
+/// relative, skipping paths that start with any of `skip`.
+fn contents(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<String, Vec<u8>> {
+    tree(dir)
+        .into_iter()
+        .filter(|p| !skip.iter().any(|s| p.starts_with(s)))
+        .filter_map(|p| {
+            let path = dir.join(&p);
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            let bytes = if meta.file_type().is_symlink() {
+                std::fs::read_link(&path).ok()?.into_os_string().into_encoded_bytes()
+            } else if meta.is_file() {
+                std::fs::read(&path).ok()?
+            } else {
+                return None;
+            };
+            Some((p, bytes))
+        })
+        .collect()
+}
+
 /// Every path under `dir`, relative, sorted (symbolic links not followed).
 fn tree(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -552,11 +573,11 @@ fn outputs_are_restored_with_their_modes_after_deletion() {
 }
 
 #[test]
-fn output_symlinks_inside_the_project_are_restored() {
+fn output_symlinks_inside_the_outputs_are_restored() {
     let env = TestEnv::new();
     app(
         &env,
-        "mkdir -p dist && cp src/a.txt dist/out.txt && ln -sfn out.txt dist/latest && ln -sfn ../src/a.txt dist/source",
+        "mkdir -p dist/v1 && cp src/a.txt dist/out.txt && cp src/a.txt dist/v1/b.txt && ln -sfn out.txt dist/latest && ln -sfn v1 dist/current",
         "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
     );
     env.write("packages/app/src/a.txt", "payload");
@@ -566,8 +587,31 @@ fn output_symlinks_inside_the_project_are_restored() {
     assert_all_hits(&env, &ok(&env, &["run", "build"]), 1);
     let link = |rel: &str| std::fs::read_link(env.path(rel)).expect("a link").to_string_lossy().into_owned();
     assert_eq!(link("packages/app/dist/latest"), "out.txt");
-    assert_eq!(link("packages/app/dist/source"), "../src/a.txt");
+    assert_eq!(link("packages/app/dist/current"), "v1", "a link to a directory of outputs");
     assert_eq!(env.read("packages/app/dist/latest"), "payload");
+    assert_eq!(env.read("packages/app/dist/current/b.txt"), "payload");
+}
+
+#[test]
+fn an_output_symlink_pointing_outside_the_outputs_is_not_cached() {
+    // `dist/source` → `../src/a.txt` stays in the project but leaves the
+    // outputs: restored, it would let later writes through it reach a
+    // source, so the entry is not stored (issue 36) and a line says why.
+    let env = TestEnv::new();
+    app(
+        &env,
+        "mkdir -p dist && cp src/a.txt dist/out.txt && ln -sfn ../src/a.txt dist/source",
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
+    );
+    env.write("packages/app/src/a.txt", "payload");
+    for round in 0..2 {
+        let out = ok(&env, &["run", "build"]);
+        let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("not cached")).collect();
+        assert_eq!(notes.len(), 1, "round {round}: one line says why\n{out}");
+        assert!(notes[0].contains("dist/source") && notes[0].contains("outside the task's outputs"), "{out}");
+        assert_eq!(out.summary().cached, 0, "round {round}\n{out}");
+    }
+    assert_eq!(env.read("packages/app/src/a.txt"), "payload");
 }
 
 #[test]
@@ -791,6 +835,11 @@ fn hostile_case_with(outputs: &str, members: &[(&str, Option<&str>, &[u8])], pla
     std::fs::remove_dir_all(env.path("packages/app/dist")).expect("remove dist");
     let base = env.root().parent().expect("the workspace has a parent").to_path_buf();
     let outside_before = tree(&base).into_iter().filter(|p| !p.starts_with("ws/packages/app")).collect::<BTreeSet<_>>();
+    // Every file but the task's outputs, byte for byte: a write through a
+    // link that stays inside the project (or the workspace) is as wrong as
+    // one that leaves it.
+    let skip = ["ws/packages/app/dist", "ws/.vx", "log.txt"];
+    let files_before = contents(&base, &skip);
 
     let out = ok(&env, &["run", "build"]);
     let warnings: Vec<&str> = out.stdout.lines().filter(|l| l.contains("refused")).collect();
@@ -808,6 +857,7 @@ fn hostile_case_with(outputs: &str, members: &[(&str, Option<&str>, &[u8])], pla
     let outside_before: BTreeSet<String> =
         outside_before.into_iter().filter(|p| !p.starts_with("ws/.vx") && p != "log.txt").collect();
     assert_eq!(outside_after, outside_before, "nothing appeared outside the project\n{out}");
+    assert_eq!(contents(&base, &skip), files_before, "no file but the task's outputs changed\n{out}");
     assert_eq!(
         tree(&env.path("packages/app/dist")),
         BTreeSet::from(["out.txt".to_string()]),
@@ -832,6 +882,38 @@ fn a_root_anchored_member_is_judged_from_the_workspace_root() {
         &[(".vx-root/gen/app/l", Some("../../../escape"), b""), (".vx-root/gen/app/l/pwned.txt", None, b"pwned")],
         &[],
     );
+}
+
+#[test]
+fn a_member_beneath_a_link_member_that_stays_in_the_project_is_refused() {
+    // dist/x → ../src stays inside the project, so a check that a link
+    // only stays inside the project passes it; the member after it would
+    // then overwrite the task's own source.
+    hostile_case(&[("dist/x", Some("../src"), b""), ("dist/x/a.txt", None, b"pwned")], &[]);
+}
+
+#[test]
+fn a_link_member_pointing_outside_the_outputs_is_refused() {
+    // Written alone it changes no file, but every later write through it
+    // (the task's own tools, the next restore) lands in the sources.
+    hostile_case(&[("dist/out.txt", None, b"good"), ("dist/src", Some("../src"), b"")], &[]);
+}
+
+#[test]
+fn a_root_anchored_link_member_cannot_reach_the_root_config() {
+    // `.vx-root/gen/app/up` is the workspace's `gen/app/up` → `../..`, the
+    // workspace root itself: inside the workspace, outside the outputs.
+    hostile_case_with(
+        "outputs = [\"dist/**\", \"/gen/app/**\"]",
+        &[(".vx-root/gen/app/up", Some("../.."), b""), (".vx-root/gen/app/up/vx.toml", None, b"pwned")],
+        &[],
+    );
+}
+
+#[test]
+fn a_link_member_after_the_member_beneath_it_is_refused() {
+    // The order reversed: the file first, then the link over its directory.
+    hostile_case(&[("dist/x/a.txt", None, b"fine"), ("dist/x", Some("../src"), b"")], &[]);
 }
 
 #[test]

@@ -315,3 +315,31 @@ fn bad_input_is_one_line_and_a_non_zero_exit() {
     assert_ne!(bad.code, 0, "{bad}");
     let _ = bad.error_line();
 }
+
+/// One raw HTTP/1.1 GET of `/api/runs` with `host` as its `Host` header:
+/// the status line.
+fn status_with_host(url: &str, host: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to the dashboard");
+    write!(stream, "GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read the answer");
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_request_for_another_host_is_refused_so_dns_rebinding_reads_nothing() {
+    let env = fixture();
+    three_runs(&env);
+    let d = Dashboard::start(&env);
+    let port = d.url.trim_end_matches('/').rsplit(':').next().expect("a port").to_string();
+    for host in ["evil.example", &format!("evil.example:{port}"), "127.0.0.1:1", "localhost.evil.example"] {
+        let status = status_with_host(&d.url, host);
+        assert!(status.contains(" 403 "), "Host: {host} → {status}");
+    }
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("LocalHost:{port}")] {
+        let status = status_with_host(&d.url, &host);
+        assert!(status.contains(" 200 "), "Host: {host} → {status}");
+    }
+}

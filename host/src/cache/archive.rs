@@ -4,12 +4,15 @@
 //! Restoring is defensive, since an entry may come from another machine:
 //! every path must be relative and stay inside the project (no `..`, no
 //! absolute paths, no writing through a symbolic link), and every link must
-//! point inside the project. The whole archive is checked before anything
-//! on disk changes, and every member must be one the task's outputs match;
-//! then stale files matching the output globs are removed and the archive
-//! is written out through directory handles (`paths::Contained`), so the
-//! kernel keeps every write inside even if a check above were wrong. When
-//! the files on disk already match the entry, nothing is written at all.
+//! point inside the task's outputs, with no member beneath it. The whole
+//! archive is checked before anything on disk changes, and every member
+//! must be one the task's outputs match; then stale files matching the
+//! output globs are removed and the archive is written out through
+//! directory handles that never follow a link (`paths::Contained`), files
+//! first and links last, so the kernel keeps every write inside the
+//! outputs even if a check above were wrong. When the files on disk
+//! already match the entry, nothing is written at all. Packing refuses the
+//! same links, so an entry that could never be restored is not stored.
 //!
 //! A restore decompresses the archive twice: once to check every member,
 //! once to stream each file to disk. Neither pass holds a file whole, so a
@@ -32,6 +35,7 @@ use std::path::{Path, PathBuf};
 use super::entry::OutputFile;
 use super::hasher::{FileHasher, FileStat};
 use super::inputs::{FileRef, GlobFilter, list_files};
+use super::tracked::Tracked;
 use crate::paths::{Contained, PathError, check_link, check_no_link_on_the_way, check_relative};
 
 /// The directory under which an archive names a task's root-anchored
@@ -42,6 +46,8 @@ pub const ROOT_MEMBERS: &str = ".vx-root";
 /// globs over the workspace root.
 #[derive(Debug, Clone, Copy)]
 pub struct OutputDirs<'a> {
+    /// The workspace root, which git's tracked paths are relative to.
+    pub workspace: &'a Path,
     pub project: &'a Path,
     pub globs: &'a GlobFilter,
     pub root: Option<(&'a Path, &'a GlobFilter)>,
@@ -67,13 +73,19 @@ impl OutputDirs<'_> {
 
     /// The files the outputs match now, as `(workspace-relative path,
     /// absolute path)`: what an entry stored now would hold.
-    pub fn in_workspace(&self, root: &Path) -> Result<Vec<(String, PathBuf)>, ArchiveError> {
-        let prefix = self.project.strip_prefix(root).unwrap_or(Path::new(""));
-        let named = |f: FileRef| match root_member(&f.rel) {
-            Some(inner) => (inner.to_string(), f.abs),
-            None => (prefix.join(&f.rel).to_string_lossy().into_owned(), f.abs),
-        };
-        Ok(self.list()?.into_iter().map(named).collect())
+    pub fn in_workspace(&self) -> Result<Vec<(String, PathBuf)>, ArchiveError> {
+        Ok(self.list()?.into_iter().map(|f| (self.workspace_rel(&f.rel), f.abs)).collect())
+    }
+
+    /// A member's path relative to the workspace root.
+    fn workspace_rel(&self, member: &str) -> String {
+        match root_member(member) {
+            Some(inner) => inner.to_string(),
+            None => {
+                let prefix = self.project.strip_prefix(self.workspace).unwrap_or(Path::new(""));
+                prefix.join(member).to_string_lossy().into_owned()
+            }
+        }
     }
 
     /// The directory a member is written under, whether that is the root,
@@ -123,6 +135,15 @@ pub enum ArchiveError {
     Reserved(String),
     #[error("refused archive path `{0}`: the task's outputs do not match it")]
     NotAnOutput(String),
+    /// A member beneath a link member would be written through the link.
+    #[error("refused archive path `{member}`: it lies beneath the link `{link}`")]
+    UnderLink { member: String, link: String },
+    /// The restore would remove or write a file git tracks.
+    #[error("refused to restore over `{0}`: git tracks it, and vx never overwrites a tracked file")]
+    Tracked(String),
+    /// A link to something that is not one of the task's outputs.
+    #[error("refused link `{path}` → `{target}`: it points outside the task's outputs")]
+    LinkLeavesOutputs { path: String, target: String },
     /// vx never archives a path twice; which copy to restore is unclear.
     #[error("corrupt archive: `{0}` is in it twice")]
     Twice(String),
@@ -162,6 +183,7 @@ pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<O
     let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(ArchiveError::Encode)?;
     let mut tar = tar::Builder::new(encoder);
     let mut listed = Vec::with_capacity(files.len());
+    let names: std::collections::BTreeSet<String> = files.iter().map(|f| f.rel.clone()).collect();
     for f in files {
         check_member_name(&f)?;
         let stat = stat_of(&f).map_err(at(&f.rel))?;
@@ -176,12 +198,13 @@ pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<O
             let target = std::fs::read_link(&f.abs).map_err(at(&f.rel))?;
             let target = target.into_os_string().into_string().map_err(|_| ArchiveError::Unnameable(f.rel.clone()))?;
             check_link(link_base(&f.rel), &target)?;
+            check_link_member(&dirs, &names, &f.rel, &target)?;
             header.set_entry_type(tar::EntryType::Symlink);
             header.set_size(0);
             tar.append_link(&mut header, &f.rel, &target).map_err(at(&f.rel))?;
             Some(target)
         } else {
-            let file = std::fs::File::open(&f.abs).map_err(at(&f.rel))?;
+            let file = crate::paths::open_regular(&f.abs).map_err(at(&f.rel))?;
             header.set_size(stat.size);
             header.set_entry_type(tar::EntryType::Regular);
             tar.append_data(&mut header, &f.rel, file).map_err(at(&f.rel))?;
@@ -216,35 +239,57 @@ pub fn unpack(
     // before anything on disk changes. Data is decompressed and dropped,
     // never held: an archive's size says nothing of what it inflates to.
     let mut names = std::collections::BTreeSet::new();
-    walk(archive, |rel, _, _| {
+    let mut links = Vec::new();
+    walk(archive, |rel, kind, _| {
         let (base, _, inner) = dirs.locate(&rel)?;
         check_no_link_on_the_way(base, inner)?;
         if !names.insert(rel.clone()) {
             return Err(ArchiveError::Twice(rel));
         }
+        if let Kind::Link(target) = kind {
+            links.push((rel, target));
+        }
         Ok(())
     })?;
-    for f in &on_disk {
-        std::fs::remove_file(&f.abs).map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?;
+    for (rel, target) in &links {
+        check_link_member(&dirs, &names, rel, target)?;
+    }
+    let tracked = Tracked::of(dirs.workspace);
+    let doomed = on_disk.iter().map(|f| &f.rel).chain(&names);
+    if let Some(rel) = doomed.map(|m| dirs.workspace_rel(m)).find(|rel| tracked.contains(rel)) {
+        return Err(ArchiveError::Tracked(rel));
     }
     // The checks above give the clear error; the handles make sure that
-    // nothing they missed (or a link swapped in since) is written outside.
+    // nothing they missed (or a link swapped in since) is written or
+    // removed through a link.
     let open = |dir: &Path| Contained::open(dir).map_err(at(&dir.display().to_string()));
     let project = open(dirs.project)?;
     let root = dirs.root.map(|(root, _)| open(root)).transpose()?;
-    // Second pass: each file streams from the decompressor into its place,
-    // so a restore holds a buffer, not the outputs.
-    walk(archive, |rel, kind, data| {
-        let (_, in_root, inner) = dirs.locate(&rel)?;
-        let dir = match (&root, in_root) {
-            (Some(root), true) => root,
-            _ => &project,
-        };
-        match kind {
-            Kind::File(mode) => dir.write_from(inner, data, mode).map_err(at(&rel)),
-            Kind::Link(target) => dir.symlink(inner, &target).map_err(at(&rel)),
+    let handle = |in_root: bool| match (&root, in_root) {
+        (Some(root), true) => root,
+        _ => &project,
+    };
+    for f in &on_disk {
+        let (_, in_root, inner) = dirs.locate(&f.rel)?;
+        match handle(in_root).remove_file(inner) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            other => other.map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?,
         }
+    }
+    // Second pass: each file streams from the decompressor into its place,
+    // so a restore holds a buffer, not the outputs. Links come last, once
+    // every file is in place, so no member is ever written beneath one.
+    walk(archive, |rel, kind, data| match kind {
+        Kind::File(mode) => {
+            let (_, in_root, inner) = dirs.locate(&rel)?;
+            handle(in_root).write_from(inner, data, mode).map_err(at(&rel))
+        }
+        Kind::Link(_) => Ok(()),
     })?;
+    for (rel, target) in &links {
+        let (_, in_root, inner) = dirs.locate(rel)?;
+        handle(in_root).symlink(inner, target).map_err(at(rel))?;
+    }
     Ok(Restored::Written)
 }
 
@@ -254,6 +299,36 @@ pub fn unpack(
 /// project file this is only stricter.
 fn link_base(member: &str) -> &str {
     root_member(member).unwrap_or(member)
+}
+
+/// A link member may only point inside the task's outputs (a path its
+/// output globs match, or a directory holding other members), and no
+/// member may lie beneath it. A link from `dist/x` to `../src` stays
+/// inside the project, yet restoring `dist/x/main.ts` after it would
+/// overwrite a source; and a later run's tools would write through it.
+fn check_link_member(
+    dirs: &OutputDirs<'_>,
+    names: &std::collections::BTreeSet<String>,
+    rel: &str,
+    target: &str,
+) -> Result<(), ArchiveError> {
+    let below = format!("{rel}/");
+    if let Some(under) = names.range(below.clone()..).next().filter(|n| n.starts_with(&below)) {
+        return Err(ArchiveError::UnderLink { member: under.clone(), link: rel.to_string() });
+    }
+    let (_, in_root, inner) = dirs.locate(rel)?;
+    let leaves = || ArchiveError::LinkLeavesOutputs { path: rel.to_string(), target: target.to_string() };
+    let parent = Path::new(inner).parent().unwrap_or(Path::new(""));
+    let resolved = crate::paths::normalize_lexically(&parent.join(target));
+    let resolved = resolved.to_str().ok_or_else(leaves)?;
+    let globs = match (dirs.root, in_root) {
+        (Some((_, globs)), true) => globs,
+        _ => dirs.globs,
+    };
+    let member = if in_root { format!("{ROOT_MEMBERS}/{resolved}") } else { resolved.to_string() };
+    let holds = format!("{member}/");
+    let holds_members = names.range(holds.clone()..).next().is_some_and(|n| n.starts_with(&holds));
+    if !resolved.is_empty() && (globs.matches(resolved) || holds_members) { Ok(()) } else { Err(leaves()) }
 }
 
 /// The `lstat` the walk took, or a fresh one.

@@ -5,9 +5,15 @@
 //! restored forever after. A restore removes them likewise
 //! (`archive::unpack`).
 //!
-//! One exception keeps this from destroying work: a file that the task's
+//! Two exceptions keep this from destroying work: a file that the task's
 //! declared `inputs` also match is the task's source, edited in place (a
-//! formatter declaring `src/**` both ways), and is left alone.
+//! formatter declaring `src/**` both ways), and is left alone; and a file
+//! git tracks is never removed (`super::tracked`): it is left in place and
+//! the clear reports it, so the task's result is not stored.
+//!
+//! Every removal goes through a directory handle that never follows a
+//! link (`paths::Contained`): an output glob below a linked directory
+//! (`dist` → `../src`) cannot remove what the link leads to.
 //!
 //! Root-anchored outputs (`/gen/web/**`) are cleared where they lie, under
 //! the workspace root; config refuses one without a fixed first directory,
@@ -17,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 use super::anchored::{InputMatcher, OutputGlobs};
 use super::inputs::{GlobError, GlobFilter, list_files};
+use super::tracked::Tracked;
 use crate::config::Task;
+use crate::paths::Contained;
 
 /// Why a task's old outputs could not all be removed.
 #[derive(Debug, thiserror::Error)]
@@ -26,11 +34,19 @@ pub enum ClearError {
     Glob(#[from] GlobError),
     #[error("could not remove the old output {path}: {source}")]
     Remove { path: String, source: std::io::Error },
+    /// Output globs matched files git tracks: they were left in place.
+    #[error(
+        "its outputs match {first}{}, which git tracks: vx left {} in place; narrow `outputs` so that it matches only what the task writes",
+        if *.more > 0 { format!(" and {} more", .more) } else { String::new() },
+        if *.more > 0 { "them" } else { "it" }
+    )]
+    Tracked { first: String, more: usize },
 }
 
 /// Removes the files that `task`'s outputs match: under `project_dir`
 /// (never entering `nested` project directories) and, for root-anchored
-/// outputs, under `root`. Returns how many.
+/// outputs, under `root`. Returns how many; files git tracks are left in
+/// place and make it [`ClearError::Tracked`] once the rest are removed.
 pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[PathBuf]) -> Result<usize, ClearError> {
     if task.outputs.is_empty() {
         return Ok(0);
@@ -51,7 +67,7 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
     for f in list_files(project_dir, &project, None, nested) {
         let kept = sources.as_ref().is_some_and(|s| s.matches(Some(&f.rel), &in_root(&f.rel)));
         if !kept {
-            doomed.push(f);
+            doomed.push((false, in_root(&f.rel), f.rel));
         }
     }
     if outputs.has_anchored() {
@@ -59,17 +75,30 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
         for f in list_files(root, &anchored, None, &[]) {
             let kept = sources.as_ref().is_some_and(|s| s.matches(in_project(&f.rel).as_deref(), &f.rel));
             if !kept {
-                doomed.push(f);
+                doomed.push((true, f.rel.clone(), f.rel));
             }
         }
     }
+    if doomed.is_empty() {
+        return Ok(0);
+    }
+    let tracked = Tracked::of(root);
+    let (kept, doomed): (Vec<_>, Vec<_>) = doomed.into_iter().partition(|(_, in_ws, _)| tracked.contains(in_ws));
+    let open = |dir: &Path| {
+        Contained::open(dir).map_err(|source| ClearError::Remove { path: dir.display().to_string(), source })
+    };
+    let (project, root) = (open(project_dir)?, open(root)?);
     let mut removed = 0;
-    for f in doomed {
-        match std::fs::remove_file(&f.abs) {
+    for (anchored, _, rel) in doomed {
+        let dir = if anchored { &root } else { &project };
+        match dir.remove_file(&rel) {
             Ok(()) => removed += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(ClearError::Remove { path: f.rel, source }),
+            Err(source) => return Err(ClearError::Remove { path: rel, source }),
         }
+    }
+    if let Some((_, first, _)) = kept.first() {
+        return Err(ClearError::Tracked { first: first.clone(), more: kept.len() - 1 });
     }
     Ok(removed)
 }

@@ -146,7 +146,7 @@ fn memo_input(ws: &Workspace, lockfiles: Result<&Path, Vec<&Path>>) -> Result<St
 }
 
 fn read_memo(path: &Path, input: &str) -> Option<Memo> {
-    let memo: Memo = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let memo: Memo = serde_json::from_slice(&crate::paths::read_regular(path, crate::paths::STATE_LIMIT).ok()?).ok()?;
     (memo.version == MEMO_VERSION && memo.input == input).then_some(memo)
 }
 
@@ -219,5 +219,5 @@ pub fn kept_slice(state: &Path, manifest_text: &str) -> Option<Vec<ResolvedDep>>
     if !crate::cache::CacheKey::is_valid(hex) {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(slice_path(state, hex)).ok()?).ok()
+    serde_json::from_slice(&crate::paths::read_regular(&slice_path(state, hex), crate::paths::STATE_LIMIT).ok()?).ok()
 }

@@ -172,7 +172,7 @@ fn check_attributes(root: &Path, index: &gix_index::File) -> Result<(), String> 
         }
     }
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(text) = crate::paths::read_regular_string(&file, crate::paths::CONFIG_LIMIT) else { continue };
         if text.lines().any(converts) {
             return Err(format!("{} converts files", file.display()));
         }
@@ -299,7 +299,8 @@ impl OidMap {
     /// Reads `file`; a missing, torn, unsorted or foreign one starts
     /// empty, which only costs reads.
     fn load(file: PathBuf) -> OidMap {
-        let saved = std::fs::read(&file).ok().and_then(decode).unwrap_or_default();
+        let saved =
+            crate::paths::read_regular(&file, crate::paths::STATE_LIMIT).ok().and_then(decode).unwrap_or_default();
         OidMap::of(file, saved)
     }
 

@@ -21,8 +21,8 @@ use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const MAGIC: &[u8] = b"VXSI1\n";
-/// Files larger than this are hashed through a memory map.
-const MMAP_THRESHOLD: u64 = 256 * 1024;
+/// Files larger than this are hashed as they stream in, not read whole.
+const STREAM_THRESHOLD: u64 = 256 * 1024;
 /// Entries modified this recently are not saved (see the module doc).
 const RACY_NS: i64 = 1_000_000_000;
 
@@ -143,13 +143,19 @@ impl FileHasher {
             h.update(b"symlink\0");
             h.update(target.as_os_str().as_encoded_bytes());
             h.finalize()
-        } else if file.size >= MMAP_THRESHOLD {
+        } else if !file.is_file() {
+            // A FIFO would block the open for ever, a device the read; a
+            // socket has no content. None can key a task.
+            return Err(not_a_file());
+        } else if file.size >= STREAM_THRESHOLD {
+            // Through the handle `open_regular` checked, not the path: a
+            // FIFO swapped in after the `lstat` is refused, never waited on.
             let mut h = blake3::Hasher::new();
-            h.update_mmap(path)?;
+            h.update_reader(crate::paths::open_regular(path)?)?;
             h.finalize()
         } else {
             let mut buf = Vec::with_capacity(file.size as usize);
-            std::fs::File::open(path)?.read_to_end(&mut buf)?;
+            crate::paths::open_regular(path)?.read_to_end(&mut buf)?;
             blake3::hash(&buf)
         };
         self.fresh.write().expect("hash index poisoned").insert(path.to_path_buf(), (stat, hash));
@@ -233,7 +239,7 @@ impl Saved {
 
 /// The saved index at `file`; empty when missing or malformed (rebuilt).
 fn read_index(file: &Path) -> SavedIndex {
-    std::fs::read(file).ok().and_then(SavedIndex::parse).unwrap_or_default()
+    crate::paths::read_regular(file, crate::paths::STATE_LIMIT).ok().and_then(SavedIndex::parse).unwrap_or_default()
 }
 
 /// Bytes of one record after its path: size, mtime, ctime, inode, hash.
@@ -340,6 +346,14 @@ fn path_at(bytes: &[u8], at: usize) -> &[u8] {
 }
 
 /// The saved index as a map (tests compare it whole).
+/// The error for an input that is not a regular file or a link.
+fn not_a_file() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "not a regular file (a FIFO, socket or device): vx keys only files and links",
+    )
+}
+
 #[cfg(test)]
 fn decode(bytes: &[u8]) -> Option<Index> {
     let saved = SavedIndex::parse(bytes.to_vec())?;

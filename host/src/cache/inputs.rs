@@ -290,11 +290,7 @@ impl Walk<'_> {
             let own: Vec<Gitignore> = [".gitignore", ".ignore"]
                 .into_iter()
                 .filter(|name| has(name))
-                .filter_map(|name| {
-                    let mut b = GitignoreBuilder::new(&job.dir);
-                    b.add(job.dir.join(name));
-                    b.build().ok()
-                })
+                .filter_map(|name| ignore_file(&job.dir, &job.dir.join(name)))
                 .collect();
             if !own.is_empty() {
                 let mut longer = Vec::clone(&verdicts);
@@ -416,15 +412,26 @@ pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
     }
     files.push(dir.join(".gitignore"));
     files.push(dir.join(".ignore"));
-    files
-        .into_iter()
-        .filter(|f| f.is_file())
-        .filter_map(|f| {
-            let mut b = GitignoreBuilder::new(dir);
-            b.add(&f);
-            b.build().ok()
-        })
-        .collect()
+    files.into_iter().filter(|f| f.is_file()).filter_map(|f| ignore_file(dir, &f)).collect()
+}
+
+/// Ignore files larger than this are not read (a real one is kilobytes).
+const IGNORE_FILE_LIMIT: u64 = 4 << 20;
+
+/// One ignore file of `dir`, parsed; `None` when it cannot be read. It
+/// is read only if it is a regular file, without blocking and bounded
+/// (`paths::read_regular`): a FIFO named `.gitignore` would otherwise
+/// stop every walk that meets it, and Ctrl-C with it.
+pub fn ignore_file(dir: &Path, file: &Path) -> Option<Gitignore> {
+    let bytes = crate::paths::read_regular(file, IGNORE_FILE_LIMIT).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut b = GitignoreBuilder::new(dir);
+    // As `GitignoreBuilder::add` reads a file: a byte-order mark dropped,
+    // a line that is not a valid pattern skipped.
+    for line in text.trim_start_matches('\u{feff}').lines() {
+        let _ = b.add_line(Some(file.to_path_buf()), line);
+    }
+    b.build().ok()
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 //! | `remote` | the remote tier: a backend, its failures counted, its warnings |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
 //! | `clear` | old outputs removed before a task executes |
+//! | `tracked` | the files git tracks, which outputs never remove or overwrite |
 //! | `deps` | what keys take from `package.json` and the lockfile, memoised |
 //! | `mode` | `--cache` access per tier |
 //! | `runtime` | runtime inputs: each command run once, its output for keys |
@@ -49,6 +50,7 @@ mod remote;
 mod runs;
 mod runtime;
 mod store;
+mod tracked;
 mod watchman;
 
 use std::path::{Path, PathBuf};
@@ -69,13 +71,14 @@ pub use history::{
     Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background,
     median, recorded_plan,
 };
-pub use inputs::{FileRef, GlobError, GlobFilter, list_files};
+pub use inputs::{FileRef, GlobError, GlobFilter, ignore_file, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use remote::RemoteTier;
 pub use runtime::{PROBE_LIMIT, RuntimeProbes};
-pub use store::{LocalStore, Lookup, StoreStats};
+pub use store::{CleanError, LocalStore, Lookup, StoreStats};
+pub use tracked::Tracked;
 
 use crate::config::{Task, Workspace};
 use crate::error::{Error, Result};
@@ -564,7 +567,12 @@ impl Cache {
             return Ok(Restored::AlreadyThere);
         }
         let (globs, anchored) = self.output_filters(task)?;
-        let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_deref().map(|a| (root, a)) };
+        let dirs = OutputDirs {
+            workspace: root,
+            project: project_dir,
+            globs: &globs,
+            root: anchored.as_deref().map(|a| (root, a)),
+        };
         Ok(archive::unpack(dirs, &entry.archive, &entry.header.outputs, &self.hasher)?)
     }
 
@@ -590,7 +598,12 @@ impl Cache {
             (Vec::new(), Vec::new())
         } else {
             let (globs, anchored) = self.output_filters(task)?;
-            let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_deref().map(|a| (root, a)) };
+            let dirs = OutputDirs {
+                workspace: root,
+                project: project_dir,
+                globs: &globs,
+                root: anchored.as_deref().map(|a| (root, a)),
+            };
             archive::pack(dirs, &self.hasher)?
         };
         let header = EntryHeader {
@@ -670,7 +683,7 @@ fn nested_projects(ws: &Workspace) -> std::collections::HashMap<PathBuf, Vec<Pat
 
 /// A random per-workspace secret for env digests in manifests (0600).
 fn load_secret(path: &Path) -> Result<[u8; 32]> {
-    if let Ok(bytes) = std::fs::read(path)
+    if let Ok(bytes) = crate::paths::read_regular(path, 32)
         && let Ok(secret) = <[u8; 32]>::try_from(bytes.as_slice())
     {
         return Ok(secret);
@@ -695,6 +708,7 @@ pub fn output_files(root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<
     let outputs = OutputGlobs::split(&task.outputs);
     let globs = GlobFilter::new(Some(&outputs.project), &[])?;
     let anchored = outputs.has_anchored().then(|| GlobFilter::new(Some(&outputs.anchored), &[])).transpose()?;
-    let dirs = OutputDirs { project: project_dir, globs: &globs, root: anchored.as_ref().map(|a| (root, a)) };
-    Ok(dirs.in_workspace(root)?)
+    let dirs =
+        OutputDirs { workspace: root, project: project_dir, globs: &globs, root: anchored.as_ref().map(|a| (root, a)) };
+    Ok(dirs.in_workspace()?)
 }

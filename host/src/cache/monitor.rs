@@ -88,7 +88,7 @@ impl Monitor {
         let watchman = Watchman::connect(root, mode == MonitorMode::Watchman)?;
         let path = state.join("tree-snapshot");
         let exclude = exclude_stat(root);
-        let saved = std::fs::read(&path).ok().and_then(|bytes| decode(&bytes));
+        let saved = crate::paths::read_regular(&path, crate::paths::STATE_LIMIT).ok().and_then(|bytes| decode(&bytes));
         let (clock, changed, kept) = match saved {
             Some((clock, saved_exclude, kept)) if saved_exclude == exclude => {
                 let answer = watchman.since(Some(&clock))?;

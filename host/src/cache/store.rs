@@ -150,14 +150,25 @@ impl LocalStore {
         result
     }
 
-    /// Every entry with its size and last use, oldest first.
+    /// Every entry with its size and last use, oldest first. Only files
+    /// named as vx names entries (`entries/KK/KEY`, a regular file) are
+    /// listed: retention never removes anything else, wherever `--cache-dir`
+    /// points.
     fn list(&self) -> Vec<(PathBuf, u64, SystemTime)> {
         let mut out = Vec::new();
         let Ok(shards) = std::fs::read_dir(self.dir.join("entries")) else { return out };
         for shard in shards.flatten() {
+            let name = shard.file_name();
+            let Some(shard_name) = name.to_str().filter(|n| is_shard_name(n)) else { continue };
+            if !shard.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let Ok(files) = std::fs::read_dir(shard.path()) else { continue };
             for f in files.flatten() {
-                if let Ok(meta) = f.metadata() {
+                let named = f.file_name().to_str().is_some_and(|n| is_entry_name(shard_name, n));
+                if let (true, Ok(meta)) = (named, f.metadata())
+                    && meta.is_file()
+                {
                     out.push((f.path(), meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
                 }
             }
@@ -188,7 +199,7 @@ impl LocalStore {
             }
         }
         if let Ok(tmps) = std::fs::read_dir(self.dir.join("tmp")) {
-            for t in tmps.flatten() {
+            for t in tmps.flatten().filter(|t| t.file_name().to_str().is_some_and(is_tmp_name)) {
                 let old = t
                     .metadata()
                     .and_then(|m| m.modified())
@@ -201,18 +212,100 @@ impl LocalStore {
         removed
     }
 
-    /// Removes every entry.
-    pub fn clean(&self) -> std::io::Result<StoreStats> {
-        let stats = self.stats();
-        for sub in ["entries", "tmp"] {
-            match std::fs::remove_dir_all(self.dir.join(sub)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+    /// Removes every entry, after checking that the directory is a vx
+    /// store: everything under `entries/` and `tmp/` must be named as vx
+    /// names its files, or nothing is removed (`--cache-dir` pointed at
+    /// some other directory must not lose its `entries/`).
+    pub fn clean(&self) -> Result<StoreStats, CleanError> {
+        let mut doomed = Vec::new();
+        let mut dirs = Vec::new();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| CleanError::Io { path, source }
+        };
+        let entries = self.dir.join("entries");
+        match std::fs::read_dir(&entries) {
+            Ok(shards) => {
+                for shard in shards {
+                    let shard = shard.map_err(io(&entries))?;
+                    let path = shard.path();
+                    let name = shard.file_name();
+                    let shard_name = name.to_str().filter(|n| is_shard_name(n));
+                    let (Some(shard_name), true) = (shard_name, shard.file_type().is_ok_and(|t| t.is_dir())) else {
+                        return Err(CleanError::NotAStore { dir: self.dir.clone(), foreign: path });
+                    };
+                    for f in std::fs::read_dir(&path).map_err(io(&path))? {
+                        let f = f.map_err(io(&path))?;
+                        let named = f.file_name().to_str().is_some_and(|n| is_entry_name(shard_name, n));
+                        if !named || !f.file_type().is_ok_and(|t| t.is_file()) {
+                            return Err(CleanError::NotAStore { dir: self.dir.clone(), foreign: f.path() });
+                        }
+                        doomed.push(f.path());
+                    }
+                    dirs.push(path);
+                }
+                dirs.push(entries);
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(CleanError::Io { path: entries, source: e }),
+        }
+        let tmp = self.dir.join("tmp");
+        match std::fs::read_dir(&tmp) {
+            Ok(files) => {
+                for f in files {
+                    let f = f.map_err(io(&tmp))?;
+                    if !f.file_name().to_str().is_some_and(is_tmp_name) || !f.file_type().is_ok_and(|t| t.is_file()) {
+                        return Err(CleanError::NotAStore { dir: self.dir.clone(), foreign: f.path() });
+                    }
+                    doomed.push(f.path());
+                }
+                dirs.push(tmp);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(CleanError::Io { path: tmp, source: e }),
+        }
+        let stats = self.stats();
+        for path in doomed {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(CleanError::Io { path, source: e }),
+                _ => {}
+            }
+        }
+        // Emptied directories go too; one another vx has just written into
+        // is left.
+        for dir in dirs {
+            let _ = std::fs::remove_dir(dir);
         }
         Ok(stats)
     }
+}
+
+/// Why `vx cache clean` removed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanError {
+    #[error(
+        "{} does not look like a vx cache: {} is not a cache entry, so nothing was removed; point --cache-dir at a vx cache directory",
+        .dir.display(),
+        .foreign.display()
+    )]
+    NotAStore { dir: PathBuf, foreign: PathBuf },
+    #[error("{}: {source}", .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// A shard directory's name: the key's first two hex digits.
+fn is_shard_name(name: &str) -> bool {
+    name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// An entry's file name under shard `shard`: its key.
+fn is_entry_name(shard: &str, name: &str) -> bool {
+    CacheKey::is_valid(name) && name.starts_with(shard)
+}
+
+/// A temporary file's name as [`LocalStore::put`] makes it: `KEY.SUFFIX`.
+fn is_tmp_name(name: &str) -> bool {
+    name.split_once('.').is_some_and(|(key, _)| CacheKey::is_valid(key))
 }
 
 #[cfg(test)]

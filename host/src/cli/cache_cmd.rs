@@ -60,8 +60,12 @@ pub fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
             );
         }
         CacheAction::Clean => {
-            let removed =
-                cache.store.clean().map_err(|e| Error::io(format_args!("empty {}", cache.store.dir().display()), e))?;
+            let removed = cache.store.clean().map_err(|e| match e {
+                crate::cache::CleanError::NotAStore { .. } => Error::usage(e.to_string()),
+                crate::cache::CleanError::Io { path, source } => {
+                    Error::io(format_args!("empty {}", path.display()), source)
+                }
+            })?;
             println!("removed {} entries ({})", removed.entries, mib(removed.bytes));
         }
         CacheAction::Stats { format } => {

@@ -13,6 +13,7 @@ mod init;
 mod last;
 mod lock;
 mod pick;
+mod pipe;
 mod plugin_cmd;
 mod plugin_new;
 mod plugin_verb;
@@ -79,6 +80,7 @@ enum Commands {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    pipe::install();
     // `COMPLETE=SHELL vx …` is the shell asking for completions: answer and exit.
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     // Warnings from the cache, remote, guard and plugin code reach stderr

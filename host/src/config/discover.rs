@@ -39,14 +39,16 @@ pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
 /// A cheap check that avoids parsing every `vx.toml` on the way up: only the
 /// root's may have a `[workspace]` table, and it must be written as one.
 fn has_workspace_table(path: &Path) -> bool {
-    std::fs::read_to_string(path)
-        .map(|text| text.lines().any(|line| line.trim_start().starts_with("[workspace]")))
-        .unwrap_or(false)
+    crate::paths::read_config(path)
+        .ok()
+        .flatten()
+        .is_some_and(|text| text.lines().any(|line| line.trim_start().starts_with("[workspace]")))
 }
 
 fn package_json_has_workspaces(path: &Path) -> bool {
-    std::fs::read_to_string(path)
+    crate::paths::read_config(path)
         .ok()
+        .flatten()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .is_some_and(|v| v.get("workspaces").is_some())
 }

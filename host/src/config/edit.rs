@@ -159,9 +159,9 @@ fn granted_strings(table: &Table) -> Vec<String> {
 
 /// The document in `path`; `None` when there is no file.
 fn read(path: &Path) -> Result<Option<DocumentMut>, EditError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match crate::paths::read_config(path) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
         Err(source) => return Err(EditError::Read { path: path.to_path_buf(), source }),
     };
     text.parse().map(Some).map_err(|source| EditError::Parse { path: path.to_path_buf(), source })

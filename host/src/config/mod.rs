@@ -8,6 +8,9 @@
 //! point at file, line and column.
 //! `edit` changes the root `vx.toml` in place for `vx plugin add|remove`;
 //! `env` says which variables a task sees and which are hashed.
+//! `ownership` refuses outputs that could remove what their task does not
+//! own (configuration files, other projects, another unordered task's
+//! outputs), deciding glob overlaps exactly with `overlap`.
 
 mod diag;
 mod discover;
@@ -17,6 +20,8 @@ pub mod env;
 mod error;
 mod model;
 mod npm;
+mod overlap;
+mod ownership;
 mod raw;
 mod resolve;
 mod sandbox;

@@ -182,6 +182,9 @@ pub struct Task {
     /// non-ignored file of the project.
     pub inputs: Option<Vec<String>>,
     pub outputs: Vec<String>,
+    /// Where each of `outputs` is written (`file:line:col`), for the
+    /// ownership check's errors; empty for tasks not read from a file.
+    pub outputs_at: Vec<String>,
     /// Variables passed to the task and hashed: names, `*` wildcards, `!` exclusions.
     pub env: Vec<String>,
     /// Variables passed to the task but not hashed (same forms as `env`).
@@ -281,6 +284,7 @@ impl Task {
             depends_on: Vec::new(),
             inputs: None,
             outputs: Vec::new(),
+            outputs_at: Vec::new(),
             env: Vec::new(),
             pass_env: Vec::new(),
             runtime: Vec::new(),

@@ -58,9 +58,9 @@ impl PackageJson {
 /// Reads `dir/package.json` if there is one.
 pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>, ConfigError> {
     let path = dir.join("package.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match crate::paths::read_config(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(source) => return Err(ConfigError::Read { path, source }),
     };
     let invalid = |e: serde_json::Error| -> ConfigError {
@@ -86,9 +86,9 @@ struct PnpmWorkspace {
 /// Reads the `packages` globs of `dir/pnpm-workspace.yaml` if there is one.
 pub fn read_pnpm_workspace(root: &Path) -> Result<Option<Vec<String>>, ConfigError> {
     let path = root.join("pnpm-workspace.yaml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match crate::paths::read_config(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(source) => return Err(ConfigError::Read { path, source }),
     };
     let source = Source::new("pnpm-workspace.yaml", text);

@@ -48,14 +48,16 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     let mut config_files = Vec::new();
     let root_files = read_files(root, root)?;
     let root_raw = root_files.toml.as_ref().map(|(_, raw)| raw);
-    let globs: Vec<String> = match root_raw.and_then(|r| r.workspace.as_ref()).and_then(|w| w.projects.as_ref()) {
-        Some(globs) if !globs.is_empty() => globs.iter().map(|g| g.get_ref().clone()).collect(),
-        _ => match root_files.pkg.as_ref().and_then(|p| p.workspaces.as_ref()) {
-            Some(ws) => ws.globs().to_vec(),
-            None => read_pnpm_workspace(root)?.unwrap_or_default(),
-        },
-    };
+    let (globs, globs_file): (Vec<String>, &str) =
+        match root_raw.and_then(|r| r.workspace.as_ref()).and_then(|w| w.projects.as_ref()) {
+            Some(globs) if !globs.is_empty() => (globs.iter().map(|g| g.get_ref().clone()).collect(), "vx.toml"),
+            _ => match root_files.pkg.as_ref().and_then(|p| p.workspaces.as_ref()) {
+                Some(ws) => (ws.globs().to_vec(), "package.json"),
+                None => (read_pnpm_workspace(root)?.unwrap_or_default(), "pnpm-workspace.yaml"),
+            },
+        };
     let dirs: Vec<PathBuf> = expand_project_globs(root, &globs)?.into_iter().filter(|d| d != root).collect();
+    check_some_project(&globs, globs_file, &dirs)?;
     let mut all = par_map(&dirs, |dir| read_files(root, dir))?;
 
     for files in std::iter::once(&root_files).chain(all.iter()) {
@@ -98,19 +100,20 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     // index is taken.
     all.sort_by_cached_key(project_name);
     let projects = resolve_projects(root, &all)?;
+    super::ownership::check_ownership(&projects)?;
     Ok(Workspace::new(root.to_path_buf(), projects, settings, config_files))
 }
 
 fn read_files(root: &Path, dir: &Path) -> Result<Files> {
     let path = dir.join("vx.toml");
-    let toml = match std::fs::read_to_string(&path) {
-        Ok(text) => {
+    let toml = match crate::paths::read_config(&path).transpose() {
+        None => None,
+        Some(Ok(text)) => {
             let source = Source::new(relative_display(root, &path), text);
             let raw: RawFile = toml::from_str(&source.text).map_err(|e| toml_error(&source, &e))?;
             Some((source, raw))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(ConfigError::Read { path, source }),
+        Some(Err(source)) => return Err(ConfigError::Read { path, source }),
     };
     let pkg = read_package_json(root, dir)?;
     let rel_dir = match dir.strip_prefix(root) {
@@ -142,6 +145,9 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) ->
 /// Names, project dependencies and tasks, with every reference checked.
 fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
     let names: Vec<String> = all.iter().map(project_name).collect();
+    for (files, name) in all.iter().zip(&names) {
+        check_project_name(root, files, name)?;
+    }
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, name) in names.iter().enumerate() {
         if let Some(prev) = index.insert(name.as_str(), i) {
@@ -187,6 +193,41 @@ fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
             })
         })
         .collect()
+}
+
+/// Project globs that match no project at all are a mistake (a moved
+/// directory, a typo), not an empty workspace: `vx run build` would run
+/// nothing and exit 0. One glob of several matching nothing is not: a
+/// template's `apps/*` before its first app, which pnpm and Turborepo take.
+fn check_some_project(globs: &[String], file: &str, dirs: &[PathBuf]) -> Result<()> {
+    let includes: Vec<String> = globs.iter().filter(|g| !g.starts_with('!')).map(|g| format!("`{g}`")).collect();
+    if includes.is_empty() || !dirs.is_empty() {
+        return Ok(());
+    }
+    Err(super::error::Diagnostic::new(
+        file.to_string(),
+        format!("no project matches {}", crate::error::one_line(&includes.join(", "))),
+    )
+    .with_hint("a project is a directory holding a vx.toml or a package.json: fix the workspace's project globs")
+    .into())
+}
+
+/// A project's name is how the command line names it (`web#build`,
+/// `--filter web`): one with a `#` could never be named there.
+fn check_project_name(root: &Path, files: &Files, name: &str) -> Result<()> {
+    if !name.contains('#') {
+        return Ok(());
+    }
+    let from_toml = files.toml.as_ref().and_then(|(source, raw)| {
+        raw.project.as_ref().and_then(|p| p.name.as_ref()).map(|n| source.locate(Some(n.span())))
+    });
+    let location = from_toml.unwrap_or_else(|| {
+        let file = if files.pkg.is_some() { files.dir.join("package.json") } else { files.dir.clone() };
+        relative_display(root, &file).display().to_string()
+    });
+    Err(super::error::Diagnostic::new(location, format!("project name `{}` contains `#`", crate::error::one_line(name)))
+        .with_hint("`#` separates a project from a task (`web#build`): set a name without it with `[project] name = \"…\"` in the project's vx.toml")
+        .into())
 }
 
 fn project_name(files: &Files) -> String {

@@ -98,6 +98,7 @@ fn configured_task(
     let runtime = runtime_list(source, &raw.runtime)?;
     let inputs = strings(&raw.inputs);
     let outputs = strings(&raw.outputs).unwrap_or_default();
+    let outputs_at = raw.outputs.iter().flatten().map(|o| source.locate(Some(o.span()))).collect();
     let persistent = raw.persistent.unwrap_or(false);
     let interactive = raw.interactive.unwrap_or(false);
     let cache = raw.cache.unwrap_or(!persistent && !interactive && (inputs.is_some() || !outputs.is_empty()));
@@ -120,6 +121,7 @@ fn configured_task(
         depends_on,
         inputs,
         outputs,
+        outputs_at,
         env,
         pass_env,
         runtime,

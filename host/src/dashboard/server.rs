@@ -2,6 +2,13 @@
 //! 127.0.0.1 only, one task per connection, each request answered by
 //! [`App::respond`] on a blocking thread (SQLite reads are synchronous).
 //! It runs until `stop` resolves (SIGINT or SIGTERM, in `cli`).
+//!
+//! Binding to the loopback address keeps other machines out, but not a
+//! web page in the user's own browser: through DNS rebinding, a page of
+//! `evil.example` can resolve its own name to 127.0.0.1 and read the
+//! answers as same-origin. Its requests then carry `Host: evil.example`,
+//! so every request whose `Host` is not the loopback address or
+//! `localhost` with the dashboard's own port is refused (403).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,6 +33,7 @@ pub async fn bind(port: u16) -> std::io::Result<TcpListener> {
 /// Serves `app` on `listener` until `stop` resolves.
 pub async fn serve(listener: TcpListener, app: Arc<App>, stop: impl Future<Output = ()>) {
     tokio::pin!(stop);
+    let port = listener.local_addr().map_or(0, |a| a.port());
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -36,13 +44,36 @@ pub async fn serve(listener: TcpListener, app: Arc<App>, stop: impl Future<Outpu
         let Ok((stream, _)) = accepted else { continue };
         let app = app.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| handle(app.clone(), request));
+            let service = service_fn(move |request| handle(app.clone(), port, request));
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
     }
 }
 
-async fn handle(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// Whether `host` (a `Host` header) names this dashboard on the loopback
+/// interface: `127.0.0.1`, `localhost` or `[::1]`, with `port` (which a
+/// browser leaves out only for port 80).
+fn allowed_host(host: &str, port: u16) -> bool {
+    let host = host.to_ascii_lowercase();
+    let (name, given) = match host.rsplit_once(':') {
+        Some((name, p)) if !p.contains(']') => (name.to_string(), p.parse::<u16>().ok()),
+        _ => (host.clone(), Some(80)),
+    };
+    matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]") && given == Some(port)
+}
+
+async fn handle(app: Arc<App>, port: u16, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let host = request.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !allowed_host(host, port) {
+        let body =
+            br#"{"error":"the dashboard answers only requests for 127.0.0.1, localhost or [::1] with its port"}"#;
+        let response = Response::builder()
+            .status(403)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(body)))
+            .expect("a response from a valid status and header");
+        return Ok(response);
+    }
     let method = request.method().as_str().to_string();
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or("").to_string();
@@ -61,4 +92,21 @@ async fn handle(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Fu
         .body(Full::new(body))
         .expect("a response from a valid status and header");
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allowed_host;
+
+    #[test]
+    fn only_loopback_names_with_the_port_are_allowed() {
+        for ok in ["127.0.0.1:4000", "localhost:4000", "LOCALHOST:4000", "[::1]:4000"] {
+            assert!(allowed_host(ok, 4000), "{ok}");
+        }
+        for refused in ["evil.example:4000", "127.0.0.1:4001", "localhost", "", "127.0.0.1.evil.example:4000", "[::1]"]
+        {
+            assert!(!allowed_host(refused, 4000), "{refused}");
+        }
+        assert!(allowed_host("localhost", 80), "a browser leaves port 80 out");
+    }
 }

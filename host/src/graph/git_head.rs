@@ -23,11 +23,13 @@ pub struct Head {
 /// HEAD of the repository holding `root`.
 pub fn read_head(root: &Path) -> Head {
     let Some(git_dir) = root.ancestors().find_map(git_dir_at) else { return Head::default() };
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
+    let common = crate::paths::read_regular_string(&git_dir.join("commondir"), crate::paths::STATE_LIMIT)
         .ok()
         .map(|c| git_dir.join(c.trim()))
         .unwrap_or_else(|| git_dir.clone());
-    let Ok(head) = std::fs::read_to_string(git_dir.join("HEAD")) else { return Head::default() };
+    let Ok(head) = crate::paths::read_regular_string(&git_dir.join("HEAD"), crate::paths::STATE_LIMIT) else {
+        return Head::default();
+    };
     let head = head.trim();
     match head.strip_prefix("ref:").map(str::trim) {
         Some(reference) => Head {
@@ -44,18 +46,18 @@ fn git_dir_at(dir: &Path) -> Option<PathBuf> {
     if dot_git.is_dir() {
         return Some(dot_git);
     }
-    let pointer = std::fs::read_to_string(&dot_git).ok()?;
+    let pointer = crate::paths::read_regular_string(&dot_git, crate::paths::STATE_LIMIT).ok()?;
     let target = pointer.trim().strip_prefix("gitdir:")?.trim();
     Some(dir.join(target))
 }
 
 /// A ref's commit: its loose file, else its line in `packed-refs`.
 fn resolve(git_dir: &Path, reference: &str) -> Option<String> {
-    if let Ok(loose) = std::fs::read_to_string(git_dir.join(reference)) {
+    if let Ok(loose) = crate::paths::read_regular_string(&git_dir.join(reference), crate::paths::STATE_LIMIT) {
         let id = loose.trim();
         return is_object_id(id).then(|| id.to_string());
     }
-    let packed = std::fs::read_to_string(git_dir.join("packed-refs")).ok()?;
+    let packed = crate::paths::read_regular_string(&git_dir.join("packed-refs"), crate::paths::STATE_LIMIT).ok()?;
     packed.lines().find_map(|line| {
         let (id, name) = line.split_once(' ')?;
         (name == reference && is_object_id(id)).then(|| id.to_string())

@@ -38,11 +38,7 @@ pub fn read_yaml(root: &Path, rel: &str) -> Result<Option<Value>> {
 }
 
 fn read_text(root: &Path, rel: &str) -> Result<Option<String>> {
-    match std::fs::read_to_string(root.join(rel)) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(InitError::Read { file: rel.to_string(), source }),
-    }
+    crate::paths::read_config(&root.join(rel)).map_err(|source| InitError::Read { file: rel.to_string(), source })
 }
 
 fn invalid(rel: &str, why: &str) -> InitError {

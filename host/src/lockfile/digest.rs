@@ -71,7 +71,7 @@ pub(crate) fn combine<'a>(hashes: impl Iterator<Item = &'a [u8; 32]>) -> DepsDig
 /// size), for a lockfile that `Lockfile::find_and_parse` could not read.
 pub fn whole_file_digest(path: &Path) -> Result<DepsDigest, LockfileError> {
     let read_error = |source| LockfileError::Read { path: path.to_path_buf(), source };
-    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    let mut file = crate::paths::open_regular(path).map_err(read_error)?;
     let mut h = blake3::Hasher::new_derive_key(WHOLE_DOMAIN);
     let mut buf = vec![0u8; 64 * 1024];
     loop {

@@ -15,7 +15,7 @@ pub const MAX_LOCKFILE_BYTES: u64 = 256 * 1024 * 1024;
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, LockfileError> {
     let read_error = |source| LockfileError::Read { path: path.to_path_buf(), source };
     let too_large = |size| LockfileError::TooLarge { path: path.to_path_buf(), size, limit };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let file = crate::paths::open_regular(path).map_err(read_error)?;
     let size = file.metadata().map_err(read_error)?.len();
     if size > limit {
         return Err(too_large(size));

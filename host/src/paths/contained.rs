@@ -1,83 +1,167 @@
-//! Writing beneath a directory through a `cap-std` handle, so that the
-//! kernel, not a string check, keeps every write inside it.
+//! Writing beneath a directory through directory handles that never
+//! follow a symbolic link, so that the kernel, not a string check, keeps
+//! every write inside it.
 //!
 //! The lexical checks of [`super::inside`] come first and give the clear
-//! error; this is the second line. Every path is resolved relative to an
-//! open directory handle (`openat2` with `RESOLVE_BENEATH` on Linux, or
-//! cap-std's own component-by-component walk where that is missing): a
-//! `..`, an absolute path, or a symbolic link that leads out, planted before
-//! the write or swapped in between a check and the write (a race), fails
-//! with an error instead of reaching outside.
+//! error; this is the second line, and it holds by construction: every
+//! path is walked one component at a time from an open directory handle,
+//! each directory opened with `O_NOFOLLOW | O_DIRECTORY` and each file
+//! created with `O_NOFOLLOW | O_EXCL` after the name is unlinked. A `..`,
+//! an absolute path, or a symbolic link anywhere on the way (planted
+//! before the write, swapped in between a check and the write, or made by
+//! an earlier member of the same archive) fails with an error instead of
+//! being followed. Links *inside* the directory are not followed either:
+//! a link from `dist/x` to `../src` would keep the write beneath the
+//! project and still overwrite its sources. Replacing the name instead of
+//! truncating it means a hard link planted at the name is never written
+//! through.
 
+use std::ffi::OsStr;
 use std::io;
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path};
 
-use cap_std::ambient_authority;
-use cap_std::fs::{Dir, Permissions, PermissionsExt};
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, fchmod, mkdirat};
+use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
-/// An open directory that writes stay beneath.
+/// An open directory that writes stay beneath, never through a link.
 #[derive(Debug)]
 pub struct Contained {
-    dir: Dir,
+    dir: OwnedFd,
+}
+
+/// A directory reached on the way to a name: the base itself, or one
+/// opened beneath it.
+enum DirFd<'a> {
+    Base(BorrowedFd<'a>),
+    Opened(OwnedFd),
+}
+
+impl DirFd<'_> {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirFd::Base(fd) => *fd,
+            DirFd::Opened(fd) => fd.as_fd(),
+        }
+    }
+}
+
+fn refused(rel: &str, why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("refused path `{rel}`: {why}"))
 }
 
 impl Contained {
     /// Opens `dir` (creating it if needed) as the handle writes go through.
     pub fn open(dir: &Path) -> io::Result<Contained> {
         std::fs::create_dir_all(dir)?;
-        Ok(Contained { dir: Dir::open_ambient_dir(dir, ambient_authority())? })
+        let fd = nix::fcntl::open(dir, OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())?;
+        Ok(Contained { dir: fd })
     }
 
     /// Writes a regular file at `rel` with `mode`, creating its parents.
     pub fn write_file(&self, rel: &str, data: &[u8], mode: u32) -> io::Result<()> {
-        self.parents(rel)?;
-        self.dir.write(rel, data)?;
-        self.dir.set_permissions(rel, Permissions::from_mode(mode))
+        self.write_from(rel, &mut &data[..], mode)
     }
 
     /// Writes the file at `rel` from `data` as it streams in (nothing is
     /// held whole), then gives it `mode`; creates its parents.
-    pub fn write_from(&self, rel: &str, data: &mut dyn std::io::Read, mode: u32) -> io::Result<()> {
-        self.parents(rel)?;
-        let mut file = self.dir.create(rel)?;
-        std::io::copy(data, &mut file)?;
-        drop(file);
-        self.dir.set_permissions(rel, Permissions::from_mode(mode))
+    pub fn write_from(&self, rel: &str, data: &mut dyn io::Read, mode: u32) -> io::Result<()> {
+        let mut file = self.create(rel)?;
+        io::copy(data, &mut file)?;
+        fchmod(file.as_fd(), Mode::from_bits_truncate(mode & 0o7777))?;
+        Ok(())
     }
 
     /// Makes a symbolic link at `rel` pointing at `target` (relative; an
-    /// absolute target is refused), creating its parents.
+    /// absolute target is refused), creating its parents. An existing
+    /// name is not replaced.
     pub fn symlink(&self, rel: &str, target: &str) -> io::Result<()> {
-        self.parents(rel)?;
-        self.dir.symlink(target, rel)
+        if Path::new(target).is_absolute() {
+            return Err(refused(rel, "a link with an absolute target"));
+        }
+        let (dir, name) = self.parent(rel, true)?;
+        symlinkat(target, dir.fd(), name)?;
+        Ok(())
     }
 
     /// Writes a new file at `rel` and waits for its data to reach the disk
     /// (what a rename then publishes must be whole after a crash).
     pub fn write_durable(&self, rel: &str, data: &[u8]) -> io::Result<()> {
         use std::io::Write;
-        self.parents(rel)?;
-        let mut file = self.dir.create(rel)?;
+        let mut file = self.create(rel)?;
         file.write_all(data)?;
         file.sync_data()
     }
 
     /// Renames `from` to `to` (replacing it), creating `to`'s parents.
     pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        self.parents(to)?;
-        self.dir.rename(from, &self.dir, to)
+        let (from_dir, from_name) = self.parent(from, false)?;
+        let (to_dir, to_name) = self.parent(to, true)?;
+        nix::fcntl::renameat(from_dir.fd(), from_name, to_dir.fd(), to_name)?;
+        Ok(())
     }
 
-    /// Removes the file or link at `rel`.
+    /// Removes the file or link at `rel` (a link itself, never what it
+    /// points at, and never through a link on the way).
     pub fn remove_file(&self, rel: &str) -> io::Result<()> {
-        self.dir.remove_file(rel)
+        let (dir, name) = self.parent(rel, false)?;
+        unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir)?;
+        Ok(())
     }
 
-    fn parents(&self, rel: &str) -> io::Result<()> {
-        match Path::new(rel).parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => self.dir.create_dir_all(parent),
-            _ => Ok(()),
+    /// A fresh regular file at `rel`: whatever had the name is unlinked
+    /// first (never truncated through), and the create refuses a link.
+    fn create(&self, rel: &str) -> io::Result<std::fs::File> {
+        let (dir, name) = self.parent(rel, true)?;
+        match unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(Errno::ENOENT) => {}
+            Err(e) => return Err(e.into()),
         }
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(dir.fd(), name, flags, Mode::from_bits_truncate(0o600))?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// The directory holding `rel` and its last component, reached without
+    /// following a link; missing directories are made when `create`.
+    fn parent<'p>(&self, rel: &'p str, create: bool) -> io::Result<(DirFd<'_>, &'p OsStr)> {
+        let mut parts = Vec::new();
+        for c in Path::new(rel).components() {
+            match c {
+                Component::Normal(part) => parts.push(part),
+                _ => return Err(refused(rel, "not a plain relative path")),
+            }
+        }
+        let Some((name, dirs)) = parts.split_last() else { return Err(refused(rel, "an empty path")) };
+        let mut dir = DirFd::Base(self.dir.as_fd());
+        for part in dirs {
+            dir = DirFd::Opened(open_dir_nofollow(dir.fd(), part, create).map_err(|e| match e {
+                Errno::ELOOP | Errno::ENOTDIR => refused(
+                    rel,
+                    &format!("`{}` on the way is a symbolic link or not a directory", part.to_string_lossy()),
+                ),
+                e => e.into(),
+            })?);
+        }
+        Ok((dir, name))
+    }
+}
+
+/// Opens the directory `name` beneath `dir` without following a link,
+/// making it first when it is missing and `create`.
+fn open_dir_nofollow(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> Result<OwnedFd, Errno> {
+    let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+    match openat(dir, name, flags, Mode::empty()) {
+        Err(Errno::ENOENT) if create => {
+            match mkdirat(dir, name, Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(Errno::EEXIST) => {}
+                Err(e) => return Err(e),
+            }
+            openat(dir, name, flags, Mode::empty())
+        }
+        other => other,
     }
 }
 
@@ -144,12 +228,40 @@ mod tests {
     }
 
     #[test]
-    fn a_planted_file_link_is_not_written_through() {
+    fn a_planted_file_link_is_replaced_not_written_through() {
         let (_s, inside, outside) = dirs("contained-file-link");
         std::fs::write(outside.join("victim.txt"), "safe").unwrap();
         std::os::unix::fs::symlink(outside.join("victim.txt"), inside.join("out.txt")).unwrap();
         let c = Contained::open(&inside).unwrap();
-        assert!(c.write_file("out.txt", b"pwned", 0o644).is_err());
+        c.write_file("out.txt", b"new", 0o644).unwrap();
+        assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "safe");
+        assert!(std::fs::symlink_metadata(inside.join("out.txt")).unwrap().is_file(), "a file of its own now");
+    }
+
+    #[test]
+    fn a_link_inside_the_directory_is_not_written_through_either() {
+        // `dist/x` → `../src` stays beneath the directory, yet a write of
+        // `dist/x/main.ts` through it would overwrite a source.
+        let (_s, inside, _) = dirs("contained-inner-link");
+        std::fs::create_dir_all(inside.join("src")).unwrap();
+        std::fs::write(inside.join("src/main.ts"), "source").unwrap();
+        std::fs::create_dir_all(inside.join("dist")).unwrap();
+        std::os::unix::fs::symlink("../src", inside.join("dist/x")).unwrap();
+        let c = Contained::open(&inside).unwrap();
+        let err = c.write_file("dist/x/main.ts", b"pwned", 0o644).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(c.remove_file("dist/x/main.ts").is_err(), "nor removed through it");
+        assert_eq!(std::fs::read_to_string(inside.join("src/main.ts")).unwrap(), "source");
+    }
+
+    #[test]
+    fn a_hard_link_at_the_name_is_replaced_not_written_through() {
+        let (_s, inside, outside) = dirs("contained-hard-link");
+        std::fs::write(outside.join("victim.txt"), "safe").unwrap();
+        std::fs::hard_link(outside.join("victim.txt"), inside.join("out.txt")).unwrap();
+        let c = Contained::open(&inside).unwrap();
+        c.write_file("out.txt", b"new", 0o644).unwrap();
+        assert_eq!(std::fs::read_to_string(inside.join("out.txt")).unwrap(), "new");
         assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "safe");
     }
 }

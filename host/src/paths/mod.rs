@@ -7,12 +7,15 @@
 //! |------|------|
 //! | `lexical` | resolving `.` and `..` without touching the filesystem |
 //! | `inside` | paths and links that must stay inside a directory, and why one was refused |
-//! | `contained` | writing beneath a directory through a cap-std handle (the kernel's check, after the lexical one) |
+//! | `regular` | opening workspace files only when they are regular files, without blocking; bounded reads |
+//! | `contained` | writing beneath a directory through handles that never follow a link (the kernel's check, after the lexical one) |
 
 mod contained;
 mod inside;
 mod lexical;
+mod regular;
 
 pub use contained::Contained;
 pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
 pub use lexical::normalize_lexically;
+pub use regular::{CONFIG_LIMIT, STATE_LIMIT, open_regular, read_config, read_regular, read_regular_string};

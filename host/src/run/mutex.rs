@@ -142,7 +142,7 @@ fn mark(lock: Flock<File>) -> Flock<File> {
 
 fn holder_pid(path: &std::path::Path) -> Option<u32> {
     let mut text = String::new();
-    File::open(path).ok()?.read_to_string(&mut text).ok()?;
+    crate::paths::open_regular(path).ok()?.take(64).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
 }
 

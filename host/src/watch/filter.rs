@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 
 use crate::cache::{GlobFilter, InputMatcher, OutputGlobs};
 use crate::config::Workspace;
@@ -51,9 +51,7 @@ fn gitignore_at(dir: &Path) -> Option<(PathBuf, Gitignore)> {
     if !file.is_file() {
         return None;
     }
-    let mut builder = GitignoreBuilder::new(dir);
-    builder.add(&file);
-    builder.build().ok().map(|gi| (dir.to_path_buf(), gi))
+    crate::cache::ignore_file(dir, &file).map(|gi| (dir.to_path_buf(), gi))
 }
 
 impl ChangeFilter {

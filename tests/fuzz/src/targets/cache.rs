@@ -41,7 +41,7 @@ pub fn cache_archive(data: &[u8]) {
         let outputs = GlobFilter::new(None, &[]).expect("every file");
         let hasher = FileHasher::load(root.join("index"));
         if let Err(e) = vx::fuzzing::unpack_archive(
-            OutputDirs { project: &project, globs: &outputs, root: None },
+            OutputDirs { workspace: root, project: &project, globs: &outputs, root: None },
             &archive,
             &[],
             &hasher,

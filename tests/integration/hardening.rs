@@ -1,0 +1,175 @@
+//! Inputs that nobody thought of (issue 36, items 4, 5 and 7): a FIFO
+//! where vx reads, a closed pipe, a byte-order mark, a `#` in a name,
+//! project globs that match nothing, `--cache-dir` pointed at a directory
+//! that is not a store, and a `Host` header naming another site. Each is
+//! a clear line or a quiet end, never a hang, a panic or a lost file.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+
+use crate::common::fixtures::task;
+use crate::common::log_cmd as log;
+use crate::common::{TestEnv, vx_bin};
+
+/// One project `p` whose `build` copies `src/*` into `dist/`.
+fn copying_project(env: &TestEnv) {
+    env.workspace(&["packages/*"]);
+    let build = task(
+        "build",
+        &format!("{} && mkdir -p dist && cp src/a.txt dist/", log("p")),
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n",
+    );
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+}
+
+fn mkfifo(env: &TestEnv, rel: &str) {
+    let path = env.path(rel);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).expect("mkfifo");
+}
+
+#[test]
+fn a_fifo_among_the_inputs_is_never_opened_and_the_task_is_not_cached() {
+    let env = TestEnv::new();
+    copying_project(&env);
+    mkfifo(&env, "packages/p/src/pipe");
+    // Bounded by the harness's patience: on a vx that opens the FIFO,
+    // this run never ends by itself.
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("not cached")).collect();
+    assert_eq!(notes.len(), 1, "one line says why\n{out}");
+    assert!(notes[0].contains("not a regular file"), "{out}");
+    assert_eq!(env.read("packages/p/dist/a.txt"), "a");
+}
+
+#[test]
+fn a_fifo_named_like_an_ignore_file_or_vx_state_does_not_block_a_run() {
+    let env = TestEnv::new();
+    copying_project(&env);
+    env.vx(&["run", "build"]).assert_success();
+    mkfifo(&env, "packages/p/.gitignore");
+    std::fs::remove_file(env.path(".vx/stat-index")).ok();
+    mkfifo(&env, ".vx/stat-index");
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_success();
+    assert_eq!(out.summary().cached, 1, "the FIFO changed no input's content, so still a hit\n{out}");
+}
+
+#[test]
+fn a_fifo_among_the_outputs_is_not_archived() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let build =
+        task("build", &format!("{} && mkdir -p dist && mkfifo dist/pipe", log("p")), "outputs = [\"dist/**\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("not cached")).collect();
+    assert_eq!(notes.len(), 1, "one line says why\n{out}");
+    assert!(notes[0].contains("dist/pipe") && notes[0].contains("not a regular file"), "{out}");
+}
+
+/// `vx ARGS` with its standard output a pipe whose reader has gone, as
+/// `vx show | head` leaves it once `head` has read enough: its exit
+/// status and its standard error.
+fn with_closed_stdout(env: &TestEnv, args: &[&str]) -> (std::process::ExitStatus, String) {
+    let (reader, writer) = nix::unistd::pipe().expect("a pipe");
+    drop(reader);
+    #[expect(clippy::disallowed_methods, reason = "tests start vx directly, not through the guard")]
+    let out = std::process::Command::new(vx_bin())
+        .args(args)
+        .current_dir(env.root())
+        .env("HOME", env.root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run vx");
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_closed_pipe_ends_vx_quietly_like_any_unix_tool() {
+    let env = TestEnv::new();
+    copying_project(&env);
+    env.vx(&["run", "build"]).assert_success();
+    for args in [&["show"][..], &["history"], &["show", "p", "--format", "json"], &["run", "build"]] {
+        let (status, stderr) = with_closed_stdout(&env, args);
+        // A run's report is written by its terminal consumer, which drops
+        // what it cannot write: the run itself still succeeds.
+        let expected: &[i32] = if args[0] == "run" { &[0, 141] } else { &[141] };
+        assert!(
+            status.code().is_some_and(|c| expected.contains(&c)),
+            "vx {args:?}: the exit a shell gives SIGPIPE ({status:?})\n{stderr}"
+        );
+        assert!(status.signal().is_none());
+        assert!(!stderr.contains("panicked") && stderr.trim().is_empty(), "vx {args:?}: nothing printed\n{stderr}");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_in_package_json_and_vx_toml_is_accepted() {
+    let env = TestEnv::new();
+    env.write("package.json", "\u{feff}{\"name\": \"root\", \"private\": true, \"workspaces\": [\"packages/*\"]}");
+    env.write(
+        "packages/a/package.json",
+        &format!("\u{feff}{{\"name\": \"a\", \"scripts\": {{\"build\": \"{}\"}}}}", log("a").replace('"', "\\\"")),
+    );
+    env.write("packages/b/vx.toml", &format!("\u{feff}[project]\nname = \"b\"\n{}", task("build", &log("b"), "")));
+    env.vx(&["run", "build"]).assert_success();
+    assert_eq!(env.log_set(), ["a", "b"]);
+}
+
+#[test]
+fn a_project_name_with_a_hash_is_refused_at_load() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    env.write("packages/x/vx.toml", &format!("[project]\nname = \"web#2\"\n{}", task("build", &log("x"), "")));
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    let line = out.error_line();
+    assert!(line.starts_with("vx: error: packages/x/vx.toml:2:"), "located at the name\n{out}");
+    assert!(line.contains("`web#2`") && line.contains("`#`"), "{out}");
+    let env = TestEnv::new();
+    env.write("package.json", "{\"name\": \"root\", \"private\": true, \"workspaces\": [\"packages/*\"]}");
+    env.write("packages/y/package.json", "{\"name\": \"@scope/y#1\"}");
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    assert!(out.error_line().starts_with("vx: error: packages/y/package.json:"), "{out}");
+}
+
+#[test]
+fn project_globs_that_match_no_project_are_an_error_naming_them() {
+    let env = TestEnv::new();
+    env.workspace(&["pakages/*"]);
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{}", task("build", &log("p"), "")));
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    assert!(out.error_line().contains("no project matches `pakages/*`"), "{out}");
+    // One of several matching nothing is a template's empty `apps/*`: fine.
+    env.workspace(&["packages/*", "apps/*"]);
+    env.vx(&["run", "build"]).assert_success();
+    assert_eq!(env.log(), ["p"]);
+}
+
+#[test]
+fn cache_clean_refuses_a_directory_that_is_not_a_vx_store() {
+    let env = TestEnv::new();
+    copying_project(&env);
+    env.write("elsewhere/entries/notes.txt", "precious");
+    env.write("elsewhere/tmp/draft.txt", "precious too");
+    let out = env.vx(&["cache", "clean", "--cache-dir", "elsewhere"]);
+    out.assert_code(2);
+    assert!(out.error_line().contains("does not look like a vx cache"), "{out}");
+    assert_eq!(env.read("elsewhere/entries/notes.txt"), "precious");
+    assert_eq!(env.read("elsewhere/tmp/draft.txt"), "precious too");
+    // A real store is still emptied, and only of its entries.
+    env.vx(&["run", "build"]).assert_success();
+    let out = env.vx(&["cache", "clean"]);
+    out.assert_success();
+    assert!(out.stdout.contains("removed 1 entries"), "{out}");
+    assert!(!env.path(".vx/cache/entries").exists(), "emptied");
+}

@@ -57,6 +57,7 @@ mod shard;
 mod spec;
 mod subscriber;
 mod task_model;
+mod trust_keys;
 mod tui;
 mod turbo_compat;
 mod upgrade;

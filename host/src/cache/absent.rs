@@ -8,7 +8,9 @@
 //! The answer mirrors the walk of `inputs::list_files` step by step: the
 //! same glob filters and literal prefixes, the same directories never
 //! entered (`.git`, `.vx`, `node_modules`, nested projects), and the same
-//! ignore files read at the same points, from the directories that exist.
+//! ignore files read at the same points, from the directories that exist
+//! (and, as the walk, none for declared `inputs`, which name ignored files
+//! too).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,21 +35,29 @@ impl Cache {
             let inner = inner.to_string_lossy().replace('\\', "/");
             let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
             let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
-            if self.walk_reaches(project_dir, &filter, &inner, nested) {
+            if self.walk_reaches(project_dir, &filter, &inner, nested, task.inputs.is_none()) {
                 return Ok(true);
             }
         }
         if globs.has_anchored() {
             let filter = self.filter(Some(&globs.anchored), &[])?;
-            if self.walk_reaches(root, &filter, rel, &[]) {
+            if self.walk_reaches(root, &filter, rel, &[], false) {
                 return Ok(true);
             }
         }
         Ok(false)
     }
 
-    /// Whether a walk of `base` through `filter` would list `rel`.
-    fn walk_reaches(&self, base: &Path, filter: &GlobFilter, rel: &str, skip: &[std::path::PathBuf]) -> bool {
+    /// Whether a walk of `base` through `filter` would list `rel`, with
+    /// ignore files applied when `respect_ignore`.
+    fn walk_reaches(
+        &self,
+        base: &Path,
+        filter: &GlobFilter,
+        rel: &str,
+        skip: &[std::path::PathBuf],
+        respect_ignore: bool,
+    ) -> bool {
         if !filter.matches(rel) {
             return false;
         }
@@ -74,14 +84,14 @@ impl Cache {
             for name in dirs {
                 let next = dir.join(name);
                 let skipped = matches!(*name, ".git" | ".vx" | "node_modules") || skip.contains(&next);
-                if skipped || ignored_by(&chain, &next, true) {
+                if skipped || (respect_ignore && ignored_by(&chain, &next, true)) {
                     entered = false;
                     break;
                 }
                 chain = with_own(&chain, &next);
                 dir = next;
             }
-            if entered && !ignored_by(&chain, &dir.join(file), false) {
+            if entered && !(respect_ignore && ignored_by(&chain, &dir.join(file), false)) {
                 return true;
             }
         }

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use super::entry::OutputFile;
 use super::hasher::{FileHasher, FileStat};
-use super::inputs::{FileRef, GlobFilter, list_files};
+use super::inputs::{FileRef, GlobFilter, Listing, list_files};
 use super::tracked::Tracked;
 use crate::paths::{Contained, PathError, check_link, check_no_link_on_the_way, check_relative};
 
@@ -58,12 +58,12 @@ impl OutputDirs<'_> {
     /// [`ROOT_MEMBERS`]. A project file under that name would be read back
     /// as a root file, so a task with root-anchored outputs may not have one.
     fn list(&self) -> Result<Vec<FileRef>, ArchiveError> {
-        let mut files = list_files(self.project, self.globs, None, &[]);
+        let mut files = list_files(self.project, self.globs, Listing::Outputs, &[]);
         if let Some((root, globs)) = self.root {
             if let Some(f) = files.iter().find(|f| root_member(&f.rel).is_some()) {
                 return Err(ArchiveError::Reserved(f.rel.clone()));
             }
-            files.extend(list_files(root, globs, None, &[]).into_iter().map(|mut f| {
+            files.extend(list_files(root, globs, Listing::Outputs, &[]).into_iter().map(|mut f| {
                 f.rel = format!("{ROOT_MEMBERS}/{}", f.rel);
                 f
             }));

@@ -22,7 +22,7 @@
 use std::path::{Path, PathBuf};
 
 use super::anchored::{InputMatcher, OutputGlobs};
-use super::inputs::{GlobError, GlobFilter, list_files};
+use super::inputs::{GlobError, GlobFilter, Listing, list_files};
 use super::tracked::Tracked;
 use crate::config::Task;
 use crate::paths::Contained;
@@ -64,7 +64,7 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
     };
     let mut doomed = Vec::new();
     let project = GlobFilter::new(Some(&outputs.project), &[])?;
-    for f in list_files(project_dir, &project, None, nested) {
+    for f in list_files(project_dir, &project, Listing::Outputs, nested) {
         let kept = sources.as_ref().is_some_and(|s| s.matches(Some(&f.rel), &in_root(&f.rel)));
         if !kept {
             doomed.push((false, in_root(&f.rel), f.rel));
@@ -72,7 +72,7 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
     }
     if outputs.has_anchored() {
         let anchored = GlobFilter::new(Some(&outputs.anchored), &[])?;
-        for f in list_files(root, &anchored, None, &[]) {
+        for f in list_files(root, &anchored, Listing::Outputs, &[]) {
             let kept = sources.as_ref().is_some_and(|s| s.matches(in_project(&f.rel).as_deref(), &f.rel));
             if !kept {
                 doomed.push((true, f.rel.clone(), f.rel));

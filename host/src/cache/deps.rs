@@ -11,6 +11,15 @@
 //! distinct slice is also written to `.vx/slices/DIGEST.json`, so `vx why`
 //! can name the dependency that moved between two keys.
 //!
+//! The workspace root's own dependencies are in every other project's keys
+//! too: a tool declared only in the root `package.json` (`vitest` in the
+//! root `devDependencies`, run by every package's `test`) is used by
+//! tasks whose own manifests never name it. Turborepo's global hash holds
+//! the same. Taken are the root's dependency declarations and its
+//! importer's lockfile slice, not its whole manifest (a new root script
+//! changes no task), and vx narrows them for no task: it cannot prove
+//! which tools a command runs.
+//!
 //! A lockfile vx cannot read is hashed whole, for every project, with a
 //! one-line notice each invocation; one that cannot even be opened leaves
 //! the tasks uncached, each with that reason, since no key would be sound.
@@ -26,7 +35,7 @@ use crate::lockfile::{
 };
 
 /// Bumped when the memo's meaning changes, so an old memo is recomputed.
-const MEMO_VERSION: u32 = 1;
+const MEMO_VERSION: u32 = 2;
 
 /// What one project's tasks take from the package manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +67,13 @@ pub struct ProjectDeps {
     /// The normalised `package.json` digest, when the project has one.
     pub package_json: Option<blake3::Hash>,
     pub lockfile: LockPart,
+    /// The workspace root's dependencies (`deps:HEX` for its declared
+    /// dependencies, then its lockfile part), empty for the root project
+    /// itself and for a root without dependencies.
+    pub root: String,
 }
 
-const NO_DEPS: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPart::None };
+static NO_DEPS: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPart::None, root: String::new() };
 
 /// Each project's [`ProjectDeps`], by project directory.
 #[derive(Debug, Default)]
@@ -86,14 +99,14 @@ impl DepsTable {
     pub fn load(ws: &Workspace, state: &Path) -> DepsTable {
         let found = match find_lockfile(&ws.root) {
             Ok(Some(found)) => Ok(found),
-            Ok(None) => return DepsTable::with(ws, |_| LockPart::None),
+            Ok(None) => return DepsTable::with(ws, |_| LockPart::None, root_declared(&ws.root)),
             Err(e) => Err(e),
         };
         let input = match memo_input(ws, found.as_ref().map(|(_, path)| path.as_path()).map_err(|e| e.files())) {
             Ok(input) => input,
             Err(why) => {
                 tracing::warn!("{why}; tasks are not cached until it can be read");
-                return DepsTable::with(ws, |_| LockPart::Unreadable(why.clone()));
+                return DepsTable::with(ws, |_| LockPart::Unreadable(why.clone()), String::new());
             }
         };
         let memo_path = state.join("lockfile-slices.json");
@@ -108,14 +121,19 @@ impl DepsTable {
         if let Some(notice) = &memo.notice {
             tracing::warn!("{notice}");
         }
-        DepsTable::with(ws, |rel_dir| memo.parts.get(rel_dir).and_then(|t| parse_part(t)).unwrap_or(LockPart::None))
+        let part = |rel_dir: &str| memo.parts.get(rel_dir).and_then(|t| parse_part(t)).unwrap_or(LockPart::None);
+        let root = root_text(root_declared(&ws.root), &part(".").manifest_text());
+        DepsTable::with(ws, part, root)
     }
 
-    fn with(ws: &Workspace, lockfile: impl Fn(&str) -> LockPart) -> DepsTable {
+    fn with(ws: &Workspace, lockfile: impl Fn(&str) -> LockPart, root: String) -> DepsTable {
         let by_dir = ws
             .projects
             .iter()
-            .map(|p| (p.dir.clone(), ProjectDeps { package_json: p.package_json, lockfile: lockfile(&p.rel_dir) }))
+            .map(|p| {
+                let root = if p.rel_dir == "." { String::new() } else { root.clone() };
+                (p.dir.clone(), ProjectDeps { package_json: p.package_json, lockfile: lockfile(&p.rel_dir), root })
+            })
             .collect();
         DepsTable { by_dir }
     }
@@ -124,6 +142,36 @@ impl DepsTable {
     /// table does not know).
     pub fn of(&self, dir: &Path) -> &ProjectDeps {
         self.by_dir.get(dir).unwrap_or(&NO_DEPS)
+    }
+}
+
+/// `deps:HEX` for the dependency declarations of the root `package.json`
+/// (the four dependency tables, as written), empty when it declares none.
+fn root_declared(root: &Path) -> String {
+    let Ok(Some(text)) = crate::paths::read_config(&root.join("package.json")) else { return String::new() };
+    let Ok(serde_json::Value::Object(pkg)) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return String::new();
+    };
+    let tables = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"];
+    let declared: BTreeMap<&str, &serde_json::Value> = tables
+        .iter()
+        .filter_map(|t| pkg.get(*t).filter(|v| v.as_object().is_some_and(|o| !o.is_empty())).map(|v| (*t, v)))
+        .collect();
+    if declared.is_empty() {
+        return String::new();
+    }
+    let canonical = serde_json::to_vec(&declared).unwrap_or_default();
+    format!("deps:{}", blake3::hash(&canonical).to_hex())
+}
+
+/// The root's part of other projects' keys: its declarations and its
+/// lockfile slice, joined.
+fn root_text(declared: String, lockfile: &str) -> String {
+    match (declared.is_empty(), lockfile.is_empty()) {
+        (true, true) => String::new(),
+        (_, true) => declared,
+        (true, _) => lockfile.to_string(),
+        (false, false) => format!("{declared}+{lockfile}"),
     }
 }
 
@@ -157,11 +205,14 @@ fn compute(ws: &Workspace, found: Result<(LockfileKind, PathBuf), LockfileError>
     match parsed {
         Ok(lockfile) => {
             let mut parts = BTreeMap::new();
-            for p in &ws.projects {
-                let slice = lockfile.slice(&p.rel_dir);
-                let digest = lockfile.slice_digest(&p.rel_dir);
+            // The root's importer too, when it is not a project: its slice
+            // is in every other project's keys.
+            let root = (lockfile.has_project(".") && !ws.projects.iter().any(|p| p.rel_dir == ".")).then_some(".");
+            for rel_dir in ws.projects.iter().map(|p| p.rel_dir.as_str()).chain(root) {
+                let slice = lockfile.slice(rel_dir);
+                let digest = lockfile.slice_digest(rel_dir);
                 keep_slice(state, &digest, &slice);
-                parts.insert(p.rel_dir.clone(), LockPart::Slice(digest).manifest_text());
+                parts.insert(rel_dir.to_string(), LockPart::Slice(digest).manifest_text());
             }
             Memo { version: MEMO_VERSION, input, notice: None, parts }
         }
@@ -174,7 +225,9 @@ fn compute(ws: &Workspace, found: Result<(LockfileKind, PathBuf), LockfileError>
                 }
             }
             let whole = LockPart::Whole(DepsDigest(h.finalize())).manifest_text();
-            let parts = ws.projects.iter().map(|p| (p.rel_dir.clone(), whole.clone())).collect();
+            let mut parts: BTreeMap<String, String> =
+                ws.projects.iter().map(|p| (p.rel_dir.clone(), whole.clone())).collect();
+            parts.insert(".".to_string(), whole.clone());
             let notice = Some(format!("{}; every task's key takes the whole lockfile instead", relative(ws, &e)));
             Memo { version: MEMO_VERSION, input, notice, parts }
         }

@@ -11,7 +11,8 @@ use super::key::KeyManifest;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
     /// `command`, `executor`, `env-mode`, `env`, `runtime`, `input`,
-    /// `global-input`, `dependency`, `package.json`, `lockfile`, `schema`.
+    /// `global-input`, `dependency`, `package.json`, `lockfile`,
+    /// `root-dependencies`, `schema`.
     pub component: &'static str,
     /// `changed`, `added`, `removed`.
     pub kind: &'static str,
@@ -71,6 +72,9 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
     if old.lockfile != new.lockfile {
         out.push(change("lockfile", "changed", "the project's slice of the lockfile"));
     }
+    if old.root_deps != new.root_deps {
+        out.push(change("root-dependencies", "changed", "the workspace root's dependencies or their lockfile slice"));
+    }
     out
 }
 
@@ -125,6 +129,7 @@ mod tests {
             deps: vec![("x#b".into(), CacheKey("k1".into()))],
             package_json: String::new(),
             lockfile: String::new(),
+            root_deps: String::new(),
         }
     }
 

@@ -147,6 +147,7 @@ mod tests {
                 deps: Vec::new(),
                 package_json: String::new(),
                 lockfile: String::new(),
+                root_deps: String::new(),
             },
         }
     }

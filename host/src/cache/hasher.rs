@@ -143,6 +143,13 @@ impl FileHasher {
             h.update(b"symlink\0");
             h.update(target.as_os_str().as_encoded_bytes());
             h.finalize()
+        } else if file.mode & libc::S_IFMT == libc::S_IFDIR {
+            // The walk lists a directory only where following a link
+            // would walk it again.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a symbolic link loop: the link leads back to a directory it is in; point it elsewhere or leave it out of `inputs`",
+            ));
         } else if !file.is_file() {
             // A FIFO would block the open for ever, a device the read; a
             // socket has no content. None can key a task.

@@ -17,12 +17,18 @@ use super::hasher::FileStat;
 use super::runs::{listing_order, merge_runs};
 
 /// A file under a base directory: its path relative to that directory
-/// (with `/`), its absolute path, and its `lstat` when the walk took one.
+/// (with `/`), its absolute path, and its `lstat` when the walk took one
+/// (for a file reached through a symbolic link the walk followed, the
+/// `stat` of what the link leads to, and `via_link` set).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FileRef {
     pub rel: String,
     pub abs: PathBuf,
     pub stat: Option<FileStat>,
+    /// Reached through a symbolic link: a file-system monitor watching the
+    /// walked directories would not see its changes, nor does git's index
+    /// hold its content.
+    pub via_link: bool,
 }
 
 /// Compiled `include` / `exclude` glob lists relative to one directory.
@@ -111,21 +117,27 @@ impl GlobFilter {
     }
 }
 
+/// How a walk treats what it meets.
+#[derive(Debug, Clone, Copy)]
+pub enum Listing<'a> {
+    /// A task's inputs: symbolic links are followed (a linked `src/` is
+    /// keyed by what it holds, a linked file by its content), and
+    /// `Some(chain)` applies ignore files: the chain of parsed ignore
+    /// files from the workspace root down to and including the base, the
+    /// ones inside read as the walk meets them. `None` lists what git
+    /// ignores too (explicit `inputs` name files as Turborepo's do).
+    Inputs(Option<&'a Arc<Vec<Gitignore>>>),
+    /// A task's outputs: a link is an output itself, never followed (so
+    /// clearing removes the link, not what it leads to), and ignore files
+    /// do not apply (outputs are usually ignored).
+    Outputs,
+}
+
 /// Lists the files under `base` that pass `filter`, sorted, each with its
-/// `lstat`.
-///
-/// `ignores` (for inputs) is the chain of parsed ignore files from the
-/// workspace root down to and including `base`; ignore files inside the
-/// walked tree are read as the walk meets them. Outputs are usually ignored
-/// by git, so they are listed without (`None`). `skip_dirs` are absolute
-/// directories never entered (nested projects).
-pub fn list_files(
-    base: &Path,
-    filter: &GlobFilter,
-    ignores: Option<&Arc<Vec<Gitignore>>>,
-    skip_dirs: &[PathBuf],
-) -> Vec<FileRef> {
-    merge_runs(list_file_runs(base, "", filter, ignores, skip_dirs))
+/// `lstat`, as `listing` says. `skip_dirs` are absolute directories never
+/// entered (nested projects).
+pub fn list_files(base: &Path, filter: &GlobFilter, listing: Listing<'_>, skip_dirs: &[PathBuf]) -> Vec<FileRef> {
+    merge_runs(list_file_runs(base, "", filter, listing, skip_dirs))
 }
 
 /// [`list_files`] with each `rel` behind `prefix` (`base` relative to the
@@ -137,27 +149,40 @@ pub fn list_file_runs(
     base: &Path,
     prefix: &str,
     filter: &GlobFilter,
-    ignores: Option<&Arc<Vec<Gitignore>>>,
+    listing: Listing<'_>,
     skip_dirs: &[PathBuf],
 ) -> Vec<Vec<FileRef>> {
     let mut runs = Vec::new();
     let skip = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
+    let (follow_links, ignores) = match listing {
+        Listing::Inputs(ignores) => (true, ignores),
+        Listing::Outputs => (false, None),
+    };
     for root in &filter.roots {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
-        let Ok(meta) = std::fs::symlink_metadata(&start) else { continue };
+        let Ok(lstat) = std::fs::symlink_metadata(&start) else { continue };
+        let via_link = lstat.file_type().is_symlink() || (follow_links && !start_is_plain(base, root));
+        let meta = match (follow_links, via_link) {
+            (true, true) => std::fs::metadata(&start).unwrap_or(lstat),
+            _ => lstat,
+        };
         let rel = join_rel(prefix, root);
         if !meta.is_dir() {
             if filter.matches(root) {
-                runs.push(vec![FileRef { rel, abs: start, stat: Some(FileStat::of(&meta)) }]);
+                runs.push(vec![FileRef { rel, abs: start, stat: Some(FileStat::of(&meta)), via_link }]);
             }
             continue;
         }
-        let walk = Walk { filter, skip, respect_ignore: ignores.is_some(), skip_dirs };
+        if via_link && !follow_links {
+            continue;
+        }
+        let walk = Walk { filter, skip, respect_ignore: ignores.is_some(), follow_links, skip_dirs };
         let chain = ignores.cloned().unwrap_or_default();
         let verdicts = Arc::new(chain.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&start, true))).collect());
         // The chain already holds `base`'s own ignore files.
         let own_read = root.is_empty();
-        walk.run(DirJob { dir: start, rel, chain, verdicts, own_read }, &mut runs);
+        let followed = Arc::new(if via_link { start.canonicalize().into_iter().collect() } else { Vec::new() });
+        walk.run(DirJob { dir: start, rel, chain, verdicts, own_read, via_link, followed }, &mut runs);
     }
     if filter.roots.len() <= 1 {
         return runs;
@@ -191,6 +216,7 @@ struct Walk<'a> {
     /// its slash).
     skip: usize,
     respect_ignore: bool,
+    follow_links: bool,
     skip_dirs: &'a [PathBuf],
 }
 
@@ -204,6 +230,11 @@ struct DirJob {
     verdicts: Arc<Vec<Verdict>>,
     /// Whether the chain already holds this directory's ignore files.
     own_read: bool,
+    /// Entered through a symbolic link (it or a directory above it).
+    via_link: bool,
+    /// The real directories of the links followed to reach it: a link to
+    /// one of them, or to a directory above, is a loop.
+    followed: Arc<Vec<PathBuf>>,
 }
 
 impl Walk<'_> {
@@ -301,7 +332,16 @@ impl Walk<'_> {
         }
         for (entry, name) in &entries {
             let Ok(kind) = entry.file_type() else { continue };
-            let is_dir = kind.is_dir();
+            // A link is followed for inputs: what the task reads through it
+            // is what keys it. The `stat` is what it leads to (so the stat
+            // index sees that content change); a dangling link keeps its
+            // own and is keyed by its target's name.
+            let followed = match kind.is_symlink() && self.follow_links {
+                true => std::fs::metadata(entry.path()).ok(),
+                false => None,
+            };
+            let is_dir = kind.is_dir() || followed.as_ref().is_some_and(std::fs::Metadata::is_dir);
+            let via_link = job.via_link || followed.is_some();
             if is_dir && (name == ".git" || name == ".vx" || name == "node_modules") {
                 continue;
             }
@@ -332,19 +372,73 @@ impl Walk<'_> {
             let name = if name.contains('\\') { name.replace('\\', "/").into() } else { name };
             let rel = join_rel(&job.rel, &name);
             if is_dir {
+                let mut chain_of_links = job.followed.clone();
+                if let Some(meta) = followed.as_ref().filter(|_| kind.is_symlink()) {
+                    match link_loop(&job.dir, &path, &job.followed) {
+                        // Listed as what it is, a directory: hashing it
+                        // fails with a line naming the loop.
+                        Some(()) => {
+                            if self.filter.matches(rel.get(self.skip..).unwrap_or_default()) {
+                                out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(meta)), via_link });
+                            }
+                            continue;
+                        }
+                        None => {
+                            let mut longer = Vec::clone(&job.followed);
+                            longer.extend(path.canonicalize());
+                            chain_of_links = Arc::new(longer);
+                        }
+                    }
+                }
                 let verdicts = below.unwrap_or_else(|| verdicts.clone());
-                queue.push(DirJob { dir: path, rel, chain: chain.clone(), verdicts, own_read: false });
+                let own_read = false;
+                let (chain, followed) = (chain.clone(), chain_of_links);
+                queue.push(DirJob { dir: path, rel, chain, verdicts, own_read, via_link, followed });
                 continue;
             }
             if !self.filter.matches(rel.get(self.skip..).unwrap_or_default()) {
                 continue;
             }
             // A file removed since the listing is simply not there.
-            let Ok(meta) = entry.metadata() else { continue };
-            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)) });
+            let meta = match followed {
+                Some(meta) => meta,
+                None => match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(_) => continue,
+                },
+            };
+            out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(&meta)), via_link });
         }
         entries.len()
     }
+}
+
+/// Whether following the link at `link` (met in directory `dir`) would
+/// walk a directory again: it leads to `dir` or above it, or to one of the
+/// directories already `followed` to get here.
+fn link_loop(dir: &Path, link: &Path, followed: &[PathBuf]) -> Option<()> {
+    let target = link.canonicalize().ok()?;
+    let here = dir.canonicalize().ok()?;
+    (here.starts_with(&target) || followed.contains(&target)).then_some(())
+}
+
+/// Whether the literal prefix `root` under `base` has no symbolic link on
+/// the way before its last part (the common case, a one-part prefix such
+/// as `src`, costs nothing).
+fn start_is_plain(base: &Path, root: &str) -> bool {
+    if root.is_empty() {
+        return true;
+    }
+    let mut at = base.to_path_buf();
+    let parts: Vec<&str> = root.split('/').collect();
+    // The last part is the caller's own `lstat`.
+    for part in &parts[..parts.len() - 1] {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return false;
+        }
+    }
+    true
 }
 
 /// What one ignore file says of a path: `Some(true)` ignore, `Some(false)`
@@ -535,7 +629,8 @@ mod tests {
         let walks = [None, Some(vec!["build/**".to_string(), "a/b/**".to_string()]), Some(vec!["gen/**".to_string()])];
         for patterns in walks {
             let filter = GlobFilter::new(patterns.as_deref(), &[]).unwrap();
-            let walked: Vec<String> = list_files(&dir, &filter, Some(&chain), &[]).into_iter().map(|f| f.rel).collect();
+            let walked: Vec<String> =
+                list_files(&dir, &filter, Listing::Inputs(Some(&chain)), &[]).into_iter().map(|f| f.rel).collect();
             assert_eq!(walked, expected_for(&filter), "{patterns:?}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
@@ -566,7 +661,7 @@ mod tests {
         let chain = Arc::new(vec![root.build().unwrap()]);
 
         let filter = GlobFilter::new(None, &[]).unwrap();
-        let files = list_files(&dir, &filter, Some(&chain), &[dir.join("src/nested")]);
+        let files = list_files(&dir, &filter, Listing::Inputs(Some(&chain)), &[dir.join("src/nested")]);
         let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         assert!(rels.contains(&"src/d0/keep.log"));
         assert!(
@@ -576,19 +671,24 @@ mod tests {
         assert!(rels.contains(&"src/d2/f10.txt") && !rels.contains(&"src/d2/f11.txt"), ".ignore and its negation");
         assert!(rels.contains(&"src/d2/f2.txt"));
         assert!(!rels.iter().any(|r| r.contains("node_modules") || r.contains("nested") || *r == "top.log"));
-        assert!(rels.contains(&"src/link"), "a link to a directory is a file, not followed");
+        assert!(rels.contains(&"src/link/keep.log"), "a link to a directory is followed for inputs");
+        assert!(!rels.contains(&"src/link"));
         assert!(rels.windows(2).all(|w| w[0] < w[1]), "sorted, no duplicates");
-        let expected = 8 * 400 + 1 + 2 - 111 + 1 + 1;
+        // d0's 401 files once more, through the link.
+        let expected = 8 * 400 + 1 + 2 - 111 + 1 + 401;
         assert_eq!(files.len(), expected);
         for f in &files {
             let stat = f.stat.expect("the walk stats each listed file");
-            let meta = std::fs::symlink_metadata(&f.abs).unwrap();
+            // What a reader sees: through the link, its target's.
+            let meta = std::fs::metadata(&f.abs).unwrap();
             assert_eq!(stat, FileStat::of(&meta), "{}", f.rel);
+            assert_eq!(f.via_link, f.rel.starts_with("src/link/"), "{}", f.rel);
         }
-        let link = files.iter().find(|f| f.rel == "src/link").unwrap();
-        assert!(link.stat.unwrap().is_symlink());
+        let outputs = list_files(&dir, &filter, Listing::Outputs, &[dir.join("src/nested")]);
+        let link = outputs.iter().find(|f| f.rel == "src/link").expect("an output link is listed as itself");
+        assert!(link.stat.unwrap().is_symlink() && !outputs.iter().any(|f| f.rel.starts_with("src/link/")));
 
-        let unignored = list_files(&dir, &filter, None, &[]);
+        let unignored = list_files(&dir, &filter, Listing::Inputs(None), &[]);
         assert!(unignored.iter().any(|f| f.rel == "top.log") && unignored.iter().any(|f| f.rel == "src/d1/a.log"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -84,6 +84,10 @@ pub struct KeyManifest {
     /// The lockfile part: `slice:HEX`, `whole:HEX`, or empty.
     #[serde(default)]
     pub lockfile: String,
+    /// The workspace root's dependencies (`deps:HEX`, its lockfile part),
+    /// empty for the root project and a root that declares none.
+    #[serde(default)]
+    pub root_deps: String,
 }
 
 /// A task's input files as `(workspace-relative path, BLAKE3)`, sorted:
@@ -255,6 +259,13 @@ impl KeyInputs<'_> {
         field(&mut h, package_json.as_bytes());
         field(&mut h, b"lockfile");
         field(&mut h, lockfile.as_bytes());
+        // Only when there is one: a workspace without root dependencies
+        // keeps the keys it had.
+        let root_deps = self.package.root.clone();
+        if !root_deps.is_empty() {
+            field(&mut h, b"root-deps");
+            field(&mut h, root_deps.as_bytes());
+        }
         let key = CacheKey(h.finalize().to_hex().to_string());
         let hex =
             |list: &[(String, blake3::Hash)]| list.iter().map(|(p, h)| (p.clone(), h.to_hex().to_string())).collect();
@@ -272,6 +283,7 @@ impl KeyInputs<'_> {
             deps: self.deps.to_vec(),
             package_json,
             lockfile,
+            root_deps,
         };
         (key, manifest)
     }
@@ -282,7 +294,7 @@ mod tests {
     use super::*;
     use crate::cache::LockPart;
 
-    const NO_PACKAGE: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPart::None };
+    const NO_PACKAGE: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPart::None, root: String::new() };
 
     /// The buffered hasher's digest is BLAKE3's of the same bytes, however
     /// they are split: across a flush, in pieces larger than the buffer,

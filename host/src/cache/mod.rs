@@ -71,7 +71,7 @@ pub use history::{
     Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background,
     median, recorded_plan,
 };
-pub use inputs::{FileRef, GlobError, GlobFilter, ignore_file, list_files};
+pub use inputs::{FileRef, GlobError, GlobFilter, Listing, ignore_file, list_files};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use monitor::{Hashed, Monitor, MonitorMode};
@@ -253,7 +253,8 @@ impl Cache {
         let filter = GlobFilter::new(Some(&ws.global_inputs), &[])
             .map_err(|m| Error::config(format!("[workspace] global-inputs: {m}")))?;
         let mut next = 0;
-        list_files(&ws.root, &filter, Some(&self.ignores_for(&ws.root)), &[])
+        // Explicit globs: what git ignores is listed too (`.env.local`).
+        list_files(&ws.root, &filter, Listing::Inputs(None), &[])
             .into_iter()
             .map(|f| {
                 let hash = self.hash_ref(&f, &mut next).map_err(|e| Error::io(format_args!("hash {}", f.rel), e))?;
@@ -329,13 +330,15 @@ impl Cache {
         let filter = self.filter(globs.project.as_deref(), &outputs.project)?;
         let nested = self.nested.get(project_dir).map_or(&[][..], Vec::as_slice);
         let prefix = project_dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy();
-        let mut runs =
-            inputs::list_file_runs(project_dir, &prefix, &filter, Some(&self.ignores_for(project_dir)), nested);
+        // Declared inputs name files as Turborepo's do, ignored ones too
+        // (`.env.local`); without, every file git would see is one.
+        let ignores = task.inputs.is_none().then(|| self.ignores_for(project_dir));
+        let mut runs = inputs::list_file_runs(project_dir, &prefix, &filter, Listing::Inputs(ignores.as_ref()), nested);
         if globs.has_anchored() {
             // Workspace-relative already; a file that both lists hold once.
             let anchored = self.filter(Some(&globs.anchored), &[])?;
             let mut files = runs::merge_runs(runs);
-            files.extend(list_files(root, &anchored, Some(&self.ignores_for(root)), &[]));
+            files.extend(list_files(root, &anchored, Listing::Inputs(None), &[]));
             files.sort();
             files.dedup_by(|a, b| a.rel == b.rel);
             runs = vec![files];
@@ -362,8 +365,14 @@ impl Cache {
         if let Some(files) = monitor.get(&id) {
             return Ok(files);
         }
-        let files = Arc::new(self.hash_all(self.input_runs(root, project_dir, task)?)?);
-        monitor.put(id, self.covered(root, project_dir, task)?, files.clone());
+        let runs = self.input_runs(root, project_dir, task)?;
+        // A file reached through a link may change where the monitor does
+        // not look (the link's target): such a list is walked every time.
+        let through_link = runs.iter().flatten().any(|f| f.via_link);
+        let files = Arc::new(self.hash_all(runs)?);
+        if !through_link {
+            monitor.put(id, self.covered(root, project_dir, task)?, files.clone());
+        }
         Ok(files)
     }
 
@@ -388,7 +397,7 @@ impl Cache {
     /// list to the next.
     fn hash_ref(&self, f: &FileRef, next: &mut usize) -> std::io::Result<blake3::Hash> {
         let Some(stat) = &f.stat else { return self.hasher.hash(&f.abs) };
-        match self.git_view() {
+        match self.git_view().filter(|_| !f.via_link) {
             Some(view) => view.hash(&f.abs, stat, next, || self.hasher.hash_stat(&f.abs, stat)),
             None => self.hasher.hash_stat(&f.abs, stat),
         }
@@ -581,6 +590,31 @@ impl Cache {
         let outputs = OutputGlobs::split(&task.outputs);
         let anchored = outputs.has_anchored().then(|| self.filter(Some(&outputs.anchored), &[])).transpose()?;
         Ok((self.filter(Some(&outputs.project), &[])?, anchored))
+    }
+
+    /// The first of the files a key read (`manifest`) that no longer holds
+    /// what was read, or is gone: the task's result is then not stored.
+    /// An entry stored under the key of the old content with outputs built
+    /// from the new would be a wrong hit once the edit is reverted (Bazel
+    /// checks the same). Files unchanged since keying cost a `stat` (the
+    /// stat index); a new file matters not, as the next key sees it.
+    pub fn changed_input(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        task: &Task,
+        manifest: &KeyManifest,
+    ) -> Result<Option<String>, CacheError> {
+        let now = self.hash_all(self.input_runs(root, project_dir, task)?)?;
+        let mut now = now.iter().peekable();
+        for (path, hash) in manifest.files.0.iter() {
+            while now.next_if(|(p, _)| p < path).is_some() {}
+            match now.peek() {
+                Some((p, h)) if p == path && h == hash => {}
+                _ => return Ok(Some(path.clone())),
+            }
+        }
+        Ok(None)
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.

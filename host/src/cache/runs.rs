@@ -78,7 +78,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn file(rel: &str, abs: &str) -> FileRef {
-        FileRef { rel: rel.into(), abs: PathBuf::from(abs), stat: None }
+        FileRef { rel: rel.into(), abs: PathBuf::from(abs), stat: None, via_link: false }
     }
 
     fn digest(n: u8) -> blake3::Hash {

@@ -252,10 +252,20 @@ impl CacheJob {
         }
         let (cache, root, dir, task) =
             (self.cache.clone(), self.root.clone(), self.project_dir.clone(), self.task.clone());
-        let saved =
-            tokio::task::spawn_blocking(move || cache.save(&key, manifest, (&root, &dir), &task, &log, duration)).await;
-        if let Ok(Err(why)) = saved {
-            events.note(id, &format!("not cached: {why}"));
+        let saved = tokio::task::spawn_blocking(move || {
+            if let Some(path) = cache.changed_input(&root, &dir, &task, &manifest)? {
+                return Ok(Some(path));
+            }
+            cache.save(&key, manifest, (&root, &dir), &task, &log, duration).map(|()| None)
+        })
+        .await;
+        match saved {
+            Ok(Ok(Some(path))) => events.note(
+                id,
+                &format!("not cached: its input {path} changed while it ran; run it again to cache the result"),
+            ),
+            Ok(Err(why)) => events.note(id, &format!("not cached: {why}")),
+            _ => {}
         }
     }
 }

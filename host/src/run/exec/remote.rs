@@ -131,7 +131,7 @@ impl RemoteJob {
         for (dir, globs) in &self.dep_outputs {
             let filter = GlobFilter::new(Some(globs), &[]).map_err(|e| e.to_string())?;
             let prefix = dir.strip_prefix(&self.root).unwrap_or(dir).to_string_lossy().into_owned();
-            files.extend(list_files(dir, &filter, None, &[]).into_iter().map(|f| {
+            files.extend(list_files(dir, &filter, crate::cache::Listing::Outputs, &[]).into_iter().map(|f| {
                 let rel = if prefix.is_empty() { f.rel } else { format!("{prefix}/{}", f.rel) };
                 (rel, f.abs)
             }));

@@ -173,3 +173,71 @@ fn cache_clean_refuses_a_directory_that_is_not_a_vx_store() {
     assert!(out.stdout.contains("removed 1 entries"), "{out}");
     assert!(!env.path(".vx/cache/entries").exists(), "emptied");
 }
+
+#[test]
+fn a_daemon_that_escapes_and_keeps_writing_to_the_output_does_not_keep_vx_waiting() {
+    // It leaves the task's session and clears its environment (so the
+    // guard's marker cannot find it), then writes to the task's output
+    // every tenth of a second, for ever.
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let daemon = "setsid sh -c 'echo $$ > daemon.pid; exec env -i sh -c \"while :; do echo tick; sleep 0.1; done\"' &";
+    let start = task("start", &format!("{} && {daemon} sleep 0.3; echo started", log("p")), "");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{start}"));
+    // Bounded by the harness's patience: on a vx that reads the pipe
+    // until its writer is gone, this run never ends by itself.
+    let out = env.vx_command(&["run", "start"]).output();
+    let pid = std::fs::read_to_string(env.path("packages/p/daemon.pid")).unwrap_or_default();
+    if let Ok(pid) = pid.trim().parse::<i32>() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+    out.assert_success();
+    assert!(out.stdout.contains("p#start: started"), "{out}");
+    assert!(out.stdout.contains("still holds its output open"), "one line says why vx stopped reading\n{out}");
+}
+
+#[test]
+fn an_interactive_task_without_a_terminal_fails_at_once_saying_so() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let ask = "[tasks.ask]\ncommand = \"printf 'Name? '; read name; echo hello $name\"\ninteractive = true\n";
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{ask}"));
+    // Bounded by the harness's patience: on a vx that gives the task a
+    // terminal nobody types into, this run never ends.
+    let out = env.vx_command(&["run", "ask"]).output();
+    out.assert_code(1);
+    assert!(out.stdout.contains("needs a terminal to type into") && out.stdout.contains("--ui=tui"), "{out}");
+}
+
+#[test]
+fn a_task_whose_command_runs_vx_on_itself_is_refused_not_deadlocked() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let inner = format!("{} run build", vx_bin().display());
+    let build = task("build", &format!("{} && {inner}", log("p")), "inputs = [\"src/**\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+    // Bounded by the harness's patience: on a vx that waits for the
+    // lock its own parent holds, this run never ends.
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_code(1);
+    assert!(out.stdout.contains("cannot run the task itself"), "the inner vx says why\n{out}");
+}
+
+#[test]
+fn a_wait_for_another_vx_says_who_holds_the_task_and_ctrl_c_ends_it() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let build = task("build", "echo started; sleep 30", "inputs = [\"src/**\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+    let first = env.vx_command(&["run", "build"]).spawn();
+    first.wait_for_stdout("p#build: started");
+    let second = env.vx_command(&["run", "build"]).spawn();
+    second.wait_for_stdout(&format!("waiting for p#build, held by vx pid {}", first.pid()));
+    second.signal(nix::sys::signal::Signal::SIGINT);
+    let out = second.finish();
+    assert_eq!(out.code, 130, "Ctrl-C ends the wait\n{out}");
+    first.signal(nix::sys::signal::Signal::SIGINT);
+    assert_eq!(first.finish().code, 130, "the first one stops too");
+}

@@ -28,6 +28,19 @@ pub fn read_proc(pid: i32) -> Option<ProcInfo> {
     Some(ProcInfo { pid, ppid, pgid, name: stat[open + 1..close].to_string(), state })
 }
 
+/// Whether `pid` is this process's parent, grandparent or further up.
+pub fn is_ancestor(pid: i32) -> bool {
+    let mut at = std::process::id() as i32;
+    for _ in 0..256 {
+        match read_proc(at) {
+            Some(info) if info.ppid == pid => return true,
+            Some(info) if info.ppid > 1 => at = info.ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Every process on the machine (threads excluded).
 pub fn all_processes() -> Vec<ProcInfo> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };

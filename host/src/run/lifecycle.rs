@@ -257,7 +257,24 @@ impl Job {
                 }
                 // Waiting for another vx process to finish this task is
                 // not part of its duration (history's p50s feed the ETAs).
-                let lock = super::task_lock::acquire(&c.root, &a.id).await;
+                let say = |pid: Option<u32>| {
+                    let by = pid.map_or_else(|| "another vx".to_string(), |pid| format!("vx pid {pid}"));
+                    a.events.note(&a.id, &format!("waiting for {}, held by {by}", a.id));
+                };
+                let lock = match super::task_lock::acquire(&c.root, &a.id, &a.cancelled, say).await {
+                    super::task_lock::Waited::Locked(lock) => lock,
+                    super::task_lock::Waited::Cancelled => None,
+                    super::task_lock::Waited::Nested(pid) => {
+                        let why = format!(
+                            "{} is being run by the vx that started this one (pid {pid}): a task's command cannot run the task itself",
+                            a.id
+                        );
+                        a.events.note(&a.id, &why);
+                        let mut result = TaskResult::not_run(a.id.clone(), TaskStatus::Failed(why));
+                        result.started = Some(start);
+                        return self.record(result, None);
+                    }
+                };
                 start = Instant::now();
                 lock
             }

@@ -8,9 +8,17 @@
 //! A task holds its lock while it looks up, runs and stores; it never waits
 //! for another task while holding it, so two processes cannot deadlock.
 //! Persistent tasks take none (a server would hold it for its lifetime).
+//!
+//! The holder writes its pid into the lock file. A wait says once who
+//! holds the lock (`waiting for web#build, held by vx pid 4711`), polls
+//! rather than blocks, so that Ctrl-C and SIGTERM end it at once, and is
+//! refused when the holder is an ancestor of this vx: a task whose command
+//! runs vx on the task itself would otherwise wait for its own end.
 
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use nix::fcntl::{Flock, FlockArg};
 
@@ -29,10 +37,15 @@ pub struct Held;
 /// locks existed.
 fn open(root: &Path, id: &str) -> Option<File> {
     let dir = root.join(".vx/locks");
-    let name = &blake3::hash(id.as_bytes()).to_hex()[..16];
-    let open = || OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(name));
+    let path = lock_path(root, id);
+    let open = || OpenOptions::new().create(true).truncate(false).write(true).open(&path);
     // The directory exists after the first task of a workspace: try first.
     open().ok().or_else(|| std::fs::create_dir_all(&dir).ok().and_then(|_| open().ok()))
+}
+
+/// The lock file of task `id`.
+fn lock_path(root: &Path, id: &str) -> PathBuf {
+    root.join(".vx/locks").join(&blake3::hash(id.as_bytes()).to_hex()[..16])
 }
 
 /// Takes the lock of task `id` if it is free, on the calling thread.
@@ -40,21 +53,48 @@ fn open(root: &Path, id: &str) -> Option<File> {
 pub fn try_acquire(root: &Path, id: &str) -> Result<Option<TaskLock>, Held> {
     let Some(file) = open(root, id) else { return Ok(None) };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => Ok(Some(TaskLock { _lock: lock })),
+        Ok(lock) => Ok(Some(TaskLock { _lock: super::mutex::mark(lock) })),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(Held),
         Err(_) => Ok(None),
     }
 }
 
-/// Waits for the lock of task `id` in the workspace at `root`. `None` when
-/// the lock file cannot be made (see [`open`]).
-pub async fn acquire(root: &Path, id: &str) -> Option<TaskLock> {
-    let (root, id) = (root.to_path_buf(), id.to_string());
-    tokio::task::spawn_blocking(move || {
-        let file = open(&root, &id)?;
-        Flock::lock(file, FlockArg::LockExclusive).ok().map(|lock| TaskLock { _lock: lock })
-    })
-    .await
-    .ok()
-    .flatten()
+/// How often a wait for another process's lock looks again: also how
+/// soon it sees that vx is stopping.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How a wait for a task's lock ended.
+#[derive(Debug)]
+pub enum Waited {
+    /// Taken (`None`: the lock file cannot be made, see [`open`]).
+    Locked(Option<TaskLock>),
+    /// vx is stopping.
+    Cancelled,
+    /// The holder is the vx that started this one (its pid).
+    Nested(u32),
+}
+
+/// Waits for the lock of task `id` in the workspace at `root`, calling
+/// `waiting` once with the holder's pid (when it wrote one) if it has to
+/// wait; gives up when `cancelled` is set.
+pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: impl FnOnce(Option<u32>)) -> Waited {
+    let mut waiting = Some(waiting);
+    let path = lock_path(root, id);
+    loop {
+        match try_acquire(root, id) {
+            Ok(lock) => return Waited::Locked(lock),
+            Err(Held) => {}
+        }
+        let holder = super::mutex::holder_pid(&path);
+        if let Some(pid) = holder.filter(|pid| crate::guard::is_ancestor(*pid as i32)) {
+            return Waited::Nested(pid);
+        }
+        if let Some(say) = waiting.take() {
+            say(holder);
+        }
+        if cancelled.load(Ordering::SeqCst) {
+            return Waited::Cancelled;
+        }
+        tokio::time::sleep(POLL).await;
+    }
 }

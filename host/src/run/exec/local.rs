@@ -27,9 +27,11 @@ use crate::guard::{
     stop_group, stop_pids,
 };
 
-/// How long output may stay open after a task's group is gone (a process
-/// that left the group with `setsid` can hold the pipe).
-const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(200);
+/// How long output is still read once a task's group is gone and what
+/// left it was stopped: a process that left the group with `setsid` (and
+/// hid from `guard::escape`) can hold the pipe open, and write to it, for
+/// ever. The whole drain is bounded by this, not each read.
+const ORPHAN_OUTPUT_WAIT: Duration = Duration::from_millis(300);
 /// A deadline that never comes.
 const FAR: Duration = Duration::from_secs(u64::MAX / 4);
 
@@ -114,13 +116,13 @@ impl Output<'_> {
         }
     }
 
-    /// Reads what is left, giving up when a process outside the group
-    /// holds the pipe open without writing.
+    /// Reads what is left for at most [`ORPHAN_OUTPUT_WAIT`], giving up
+    /// when a process outside the group holds the pipe open, silent or
+    /// not.
     async fn drain_orphans(&mut self, ready: &mut Readiness<'_>) {
+        let deadline = tokio::time::Instant::now() + ORPHAN_OUTPUT_WAIT;
         while !self.eof {
-            match tokio::time::timeout(ORPHAN_OUTPUT_WAIT, read_piece(&mut self.reader, &mut self.line, self.partial))
-                .await
-            {
+            match tokio::time::timeout_at(deadline, read_piece(&mut self.reader, &mut self.line, self.partial)).await {
                 Ok(Ok(true)) => self.emit_next(ready),
                 Ok(_) => self.eof = true,
                 Err(_) => {
@@ -171,6 +173,14 @@ async fn read_piece<R: AsyncBufRead + Unpin>(
 /// its output as written (for the cache).
 async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
+    // Without the terminal UI nobody can type into the task's terminal: a
+    // task that waits for input would wait for ever (in CI, always).
+    if a.command.terminal && a.controls.is_none() {
+        let why = "an interactive task needs a terminal to type into: run it with `--ui=tui` from a terminal, \
+                   or set `interactive = false` where nobody types (CI)";
+        a.events.note(&a.id, why);
+        return Ran::failed(why.to_string());
+    }
     let pid_before = last_pid();
     let (mut command, tracer) = match super::sandboxed::command(a) {
         Ok(prepared) => prepared,
@@ -302,9 +312,16 @@ async fn stop_leftovers(a: &Attempt, pgid: i32, out: &mut Output<'_>, ready: &mu
     if !quiet {
         a.events.note(&a.id, &format!("stopping processes left running in the background: {}", describe_group(pgid)));
     }
-    let stopper = tokio::spawn(stop_group(pgid, grace_period()));
-    out.drain(ready).await;
-    let _ = stopper.await;
+    let mut stopper = tokio::spawn(stop_group(pgid, grace_period()));
+    // Read while the group is stopped, but no longer: a process that left
+    // the group may hold the pipe open after it is gone
+    // (`drain_orphans` reads what is left, bounded).
+    tokio::select! {
+        () = out.drain(ready) => {
+            let _ = stopper.await;
+        }
+        _ = &mut stopper => {}
+    }
 }
 
 /// Stops descendants that left the task's group (`setsid`, double forks),

@@ -189,6 +189,7 @@ fn a_daemon_that_escapes_and_keeps_writing_to_the_output_does_not_keep_vx_waitin
     let out = env.vx_command(&["run", "start"]).output();
     let pid = std::fs::read_to_string(env.path("packages/p/daemon.pid")).unwrap_or_default();
     if let Ok(pid) = pid.trim().parse::<i32>() {
+        #[expect(clippy::disallowed_methods, reason = "the test stops the daemon it made vx leave behind")]
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
     }
     out.assert_success();

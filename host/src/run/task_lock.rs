@@ -81,9 +81,8 @@ pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: imp
     let mut waiting = Some(waiting);
     let path = lock_path(root, id);
     loop {
-        match try_acquire(root, id) {
-            Ok(lock) => return Waited::Locked(lock),
-            Err(Held) => {}
+        if let Ok(lock) = try_acquire(root, id) {
+            return Waited::Locked(lock);
         }
         let holder = super::mutex::holder_pid(&path);
         if let Some(pid) = holder.filter(|pid| crate::guard::is_ancestor(*pid as i32)) {

@@ -3,6 +3,22 @@
 //! fully cached run when it was asked once per task.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once vx has been told to stop (SIGINT, SIGTERM, SIGHUP): long
+/// waits that cannot hold a signal handler of their own (a plugin's call,
+/// checked at each epoch tick) give up when they see it.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Marks the process as stopping (see [`stopping`]).
+pub fn request_stop() {
+    STOPPING.store(true, Ordering::SeqCst);
+}
+
+/// Whether vx has been told to stop.
+pub fn stopping() -> bool {
+    STOPPING.load(Ordering::SeqCst)
+}
 
 /// The number of cores vx may use (at least 1).
 pub fn cores() -> usize {

@@ -242,3 +242,27 @@ fn a_wait_for_another_vx_says_who_holds_the_task_and_ctrl_c_ends_it() {
     first.signal(nix::sys::signal::Signal::SIGINT);
     assert_eq!(first.finish().code, 130, "the first one stops too");
 }
+
+#[test]
+fn a_worker_whose_server_never_answers_stops_on_sigterm_at_once_with_143() {
+    // A server that accepts the connection and never says a word: every
+    // call the worker makes would wait for its deadline.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (accepted_tx, accepted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+            let _ = accepted_tx.send(());
+        }
+    });
+    let env = TestEnv::new();
+    let endpoint = format!("grpc://127.0.0.1:{port}");
+    let worker = env.vx_command(&["worker", "--endpoint", &endpoint]).spawn();
+    // Its signal handlers are in place before it connects.
+    accepted.recv_timeout(std::time::Duration::from_secs(30)).expect("the worker connects");
+    worker.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = worker.finish();
+    assert_eq!(out.code, 143, "the exit a shell gives SIGTERM, not a failed call's\n{out}");
+}

@@ -478,3 +478,29 @@ fn executor_escape_attempts_are_refused() {
         );
     }
 }
+
+/// CPU time `pid` has used, in clock ticks (`utime + stime`).
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(11) + field(12)
+}
+
+#[test]
+fn a_cache_backend_call_in_flight_yields_to_sigterm() {
+    // A lookup that spins with two minutes of budget, past the harness's
+    // patience: SIGTERM must not wait for the budget to run out.
+    let env = fixture(Kind::Cache, "limits = { cpu = \"120s\", call-timeout = \"120s\" }", "mode = \"spin\"");
+    let _ = std::fs::remove_dir_all(env.root().join(".vx/cache"));
+    let vx = env.vx_command(&["run", "build"]).spawn();
+    let spinning = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        cpu_ticks(vx.pid()) > 50
+    });
+    assert!(spinning, "the lookup spins (half a second of CPU)");
+    vx.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = vx.finish();
+    assert_eq!(out.code, 143, "the run stops for the signal\n{out}");
+}

@@ -370,7 +370,7 @@ fn release_and_finish(env: &TestEnv, vx: Running, on_second: i32) {
 }
 
 #[test]
-fn a_stopped_worker_exits_zero_and_hands_its_lease_to_another() {
+fn a_stopped_worker_exits_143_and_hands_its_lease_to_another() {
     let server = BuildGrid::start_exec();
     let mut first = Worker::start(&server, "first");
     let env = waiting_build(&server.remote_toml());
@@ -380,7 +380,7 @@ fn a_stopped_worker_exits_zero_and_hands_its_lease_to_another() {
     let second = Worker::joined(&server, "second");
 
     send(first.pid(), Signal::SIGTERM);
-    assert_eq!(first.wait(), 0, "vx worker did not exit 0 on SIGTERM:\n{}", first.log());
+    assert_eq!(first.wait(), 143, "vx worker did not exit 143 on SIGTERM:\n{}", first.log());
     assert!(first.log().contains("vx worker: stopped (1 leases handed back)"), "{}", first.log());
     assert!(!alive(on_first), "the stopped worker's action (pid {on_first}) is still running");
     let on_second = read_pids(&env, "markers/pids", 2)[1];
@@ -444,11 +444,11 @@ fn worker_cmd(args: &[&str]) -> Output {
 }
 
 #[test]
-fn an_idle_worker_stops_on_sigterm_and_exits_zero() {
+fn an_idle_worker_stops_on_sigterm_and_exits_143() {
     let server = BuildGrid::start_exec();
     let mut worker = Worker::joined(&server, "one");
     send(worker.pid(), Signal::SIGTERM);
-    assert_eq!(worker.wait(), 0, "{}", worker.log());
+    assert_eq!(worker.wait(), 143, "the exit a shell gives SIGTERM\n{}", worker.log());
     assert!(worker.log().contains("vx worker: stopped (0 leases handed back)"), "{}", worker.log());
 }
 

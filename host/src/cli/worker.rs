@@ -108,10 +108,12 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut int = signal(SignalKind::interrupt()).map_err(|e| Error::io("install signal handlers", e))?;
         let mut term = signal(SignalKind::terminate()).map_err(|e| Error::io("install signal handlers", e))?;
+        // The exit a shell reports for the signal, as any Unix tool
+        // stopped by it (a supervisor can tell a stop from a failure).
         let stop = async move {
             tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
+                _ = int.recv() => 130,
+                _ = term.recv() => 143,
             }
         };
         run_worker(opts, groups.clone(), stop).await.map_err(Error::from)
@@ -120,5 +122,5 @@ pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
     if own_dir {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
-    outcome.map(|()| 0)
+    outcome
 }

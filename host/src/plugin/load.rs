@@ -303,7 +303,12 @@ impl LoadedPlugin {
         let mut store = Store::new(engine, state);
         store.limiter(|s| s);
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
+        // A cache backend's lookup or store gives up on a stop; a reporter
+        // and a subscriber still hear how the stopped run ended (their
+        // own deadlines bound that), and an executor's call has its task's
+        // own cancel.
+        let yields_to_stop = matches!(self.world, World::CacheBackend | World::Command);
+        store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
             let limits = state.plugin.limits;
             let cpu = thread_cpu().saturating_sub(state.cpu_at_start);
@@ -311,7 +316,11 @@ impl LoadedPlugin {
             if matches!(state.stop, Some(Stop::Output { .. })) {
                 return Ok(UpdateDeadline::Interrupt);
             }
-            if state.exec.as_ref().is_some_and(|e| e.control.cancel.load(std::sync::atomic::Ordering::SeqCst)) {
+            // A stopping vx (Ctrl-C, SIGTERM) waits for no call: a cache
+            // backend's lookup would otherwise hold it for its whole budget.
+            let cancelled =
+                state.exec.as_ref().is_some_and(|e| e.control.cancel.load(std::sync::atomic::Ordering::SeqCst));
+            if cancelled || (yields_to_stop && crate::sys::stopping()) {
                 state.stop = Some(Stop::Cancelled);
                 return Ok(UpdateDeadline::Interrupt);
             }

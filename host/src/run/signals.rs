@@ -21,12 +21,16 @@ impl Signals {
         Ok(Signals { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, hup })
     }
 
+    /// The next signal; the process is marked as stopping
+    /// (`sys::request_stop`), so that plugin calls in flight give up.
     pub async fn recv(&mut self) -> ErrorKind {
-        tokio::select! {
+        let kind = tokio::select! {
             _ = self.int.recv() => ErrorKind::Interrupted,
             _ = self.term.recv() => ErrorKind::Terminated,
             _ = async { match &mut self.hup { Some(h) => h.recv().await, None => std::future::pending().await } } => ErrorKind::HungUp,
-        }
+        };
+        crate::sys::request_stop();
+        kind
     }
 }
 

@@ -37,13 +37,24 @@ pub struct WorkerOptions {
 
 type BotsClient = rw::bots_client::BotsClient<tonic::transport::Channel>;
 
-/// Runs the worker until `stop` resolves.
+/// How long handing the leases back may take once the worker is told to
+/// stop: a signal must end it within about a second, server or not.
+const HAND_BACK_DEADLINE: Duration = Duration::from_millis(800);
+
+/// Runs the worker until `stop` resolves with the exit code the signal
+/// asks for (143 for SIGTERM, 130 for SIGINT), and returns that code.
+/// Every call to the server is raced against `stop`: connecting, joining
+/// (which the server may hold open) and each poll.
 pub async fn run_worker(
     opts: WorkerOptions,
     groups: Groups,
-    stop: impl std::future::Future<Output = ()>,
-) -> Result<(), WorkerError> {
-    let cas = Reapi::connect(&opts.remote).await.map_err(WorkerError::Connect)?;
+    stop: impl std::future::Future<Output = u8>,
+) -> Result<u8, WorkerError> {
+    tokio::pin!(stop);
+    let cas = tokio::select! {
+        cas = Reapi::connect(&opts.remote) => cas.map_err(WorkerError::Connect)?,
+        code = &mut stop => return Ok(code),
+    };
     let mut bot = Bot::new(cas, &opts, groups);
     // CreateBotSession long-polls for work like UpdateBotSession and may
     // return holding leases, which the server sends only once: a lease
@@ -54,7 +65,12 @@ pub async fn run_worker(
         opts.bot_id,
         opts.remote.endpoint
     );
-    let mut session = bot.join().await?;
+    // No lease is started before the server's answer: a stop while it is
+    // held open leaves nothing to hand back.
+    let mut session = tokio::select! {
+        session = bot.join() => session?,
+        code = &mut stop => return Ok(code),
+    };
     tracing::info!(
         target: LOG,
         "{} joined {} as {} (capacity {})",
@@ -63,17 +79,19 @@ pub async fn run_worker(
         session.name,
         opts.concurrency
     );
-    tokio::pin!(stop);
-    loop {
-        bot.update(&mut session).await?;
+    let code = loop {
         tokio::select! {
-            () = &mut stop => break,
+            updated = bot.update(&mut session) => updated?,
+            code = &mut stop => break code,
+        }
+        tokio::select! {
+            code = &mut stop => break code,
             () = bot.done.notified() => {}
             () = tokio::time::sleep(POLL) => {}
         }
-    }
+    };
     bot.shut_down(session).await;
-    Ok(())
+    Ok(code)
 }
 
 /// The worker's side of the session: its leases and where they report.
@@ -225,8 +243,8 @@ impl<'a> Bot<'a> {
             bot_session: Some(session),
             update_mask: None,
         });
-        req.set_timeout(UPDATE_DEADLINE);
-        let _ = bounded(UPDATE_DEADLINE, self.bots.update_bot_session(req)).await;
+        req.set_timeout(HAND_BACK_DEADLINE);
+        let _ = tokio::time::timeout(HAND_BACK_DEADLINE, self.bots.update_bot_session(req)).await;
         tracing::info!(target: LOG, "stopped ({} leases handed back)", self.running.len());
     }
 }

@@ -266,3 +266,31 @@ fn a_worker_whose_server_never_answers_stops_on_sigterm_at_once_with_143() {
     let out = worker.finish();
     assert_eq!(out.code, 143, "the exit a shell gives SIGTERM, not a failed call's\n{out}");
 }
+
+#[test]
+fn plugin_add_of_a_fifo_is_refused_at_once() {
+    let env = TestEnv::new();
+    copying_project(&env);
+    mkfifo(&env, "plugin.wasm");
+    // Bounded by the harness's patience: on a vx that reads it, this
+    // never ends.
+    let out = env.vx_command(&["plugin", "add", "plugin.wasm", "--name", "p"]).output();
+    assert!(out.code != 0, "{out}");
+    assert!(out.error_line().contains("not a regular file"), "{out}");
+}
+
+#[test]
+fn a_runtime_input_that_prints_without_end_is_stopped_and_the_task_not_cached() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    // 300 MB, where a version is one line: read whole, it would cost vx
+    // that much memory (and `yes` alone, without `head`, without end).
+    let build = task("build", &log("p"), "inputs = [\"src/**\"]\nruntime = [\"yes | head -c 300000000\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("not cached")).collect();
+    assert_eq!(notes.len(), 1, "one line says why\n{out}");
+    assert!(notes[0].contains("printed more than 1024 KiB"), "{out}");
+}

@@ -85,6 +85,12 @@ impl RuntimeProbes {
         if probed.timed_out {
             return Err(format!("took longer than {}s and was stopped", PROBE_LIMIT.as_secs()));
         }
+        if probed.overflowed {
+            return Err(format!(
+                "printed more than {} KiB and was stopped; a runtime input prints a version, not a stream",
+                crate::guard::PROBE_OUTPUT_LIMIT / 1024
+            ));
+        }
         match probed.code {
             Some(0) => Ok(Arc::new(probed.stdout)),
             code => {

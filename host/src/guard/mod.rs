@@ -26,7 +26,7 @@ pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
 pub use ladder::{grace_period, group_alive, hurry, pid_alive, signal_group, stop_group, stop_pids};
 pub use link::{GuardLink, RUN_ID_VAR};
-pub use probe::{Probed, run_probe};
+pub use probe::{PROBE_OUTPUT_LIMIT, Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, is_ancestor, last_pid};
 pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
 pub use tool::{ToolOutput, run_tool, run_tool_with_input};

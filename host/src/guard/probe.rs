@@ -4,7 +4,9 @@
 //! away stops it — but to completion, from a blocking thread, with its
 //! output captured rather than streamed. Whatever it leaves behind in its
 //! group is killed when its leader exits: a probe has no business running
-//! on.
+//! on. What it prints is bounded ([`PROBE_OUTPUT_LIMIT`] per stream): a
+//! probe that prints without end is stopped, not read until vx's memory
+//! runs out.
 
 use std::io::Read;
 use std::process::Stdio;
@@ -19,12 +21,19 @@ use super::spawn::{TaskCommand, guarded_command};
 /// How often a running probe is checked for its exit or its deadline.
 const POLL: Duration = Duration::from_millis(5);
 
+/// Bytes of a probe's stdout (and of its stderr) that are read; past
+/// them the probe is stopped. `node --version` prints a line.
+pub const PROBE_OUTPUT_LIMIT: u64 = 1 << 20;
+
 /// How a probe ended.
 #[derive(Debug)]
 pub struct Probed {
     /// `None` when it was killed (its deadline passed, or a signal).
     pub code: Option<i32>,
     pub timed_out: bool,
+    /// It printed more than [`PROBE_OUTPUT_LIMIT`] on a stream and was
+    /// stopped.
+    pub overflowed: bool,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
@@ -35,11 +44,17 @@ pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Dur
     let mut child = guarded_command(cmd, clear_env, groups).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let pgid = child.id() as i32;
     groups.register(pgid);
+    let overflow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+        let overflow = overflow.clone();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut buf);
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(PROBE_OUTPUT_LIMIT + 1).read_to_end(&mut buf);
+            }
+            if buf.len() as u64 > PROBE_OUTPUT_LIMIT {
+                buf.truncate(PROBE_OUTPUT_LIMIT as usize);
+                overflow.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             buf
         })
@@ -48,6 +63,7 @@ pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Dur
     let stderr = read_all(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let started = Instant::now();
     let mut timed_out = false;
+    let mut overflowed = false;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
@@ -56,13 +72,19 @@ pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Dur
             timed_out = true;
             signal_group(pgid, Signal::SIGKILL);
         }
+        if !overflowed && overflow.load(std::sync::atomic::Ordering::SeqCst) {
+            overflowed = true;
+            signal_group(pgid, Signal::SIGKILL);
+        }
         std::thread::sleep(POLL);
     };
+    let overflowed = overflowed || overflow.load(std::sync::atomic::Ordering::SeqCst);
     if group_alive(pgid) {
         signal_group(pgid, Signal::SIGKILL);
     }
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
     groups.unregister(pgid);
-    Ok(Probed { code: if timed_out { None } else { status.code() }, timed_out, stdout, stderr })
+    let code = if timed_out || overflowed { None } else { status.code() };
+    Ok(Probed { code, timed_out, overflowed, stdout, stderr })
 }

@@ -87,13 +87,21 @@ impl std::fmt::Debug for LoadedPlugin {
     }
 }
 
-/// Reads and hashes a plugin file, refusing anything too large.
+/// Reads and hashes a plugin file, refusing anything too large, and
+/// anything that is not a regular file: `/dev/zero` has no size to check
+/// and never ends, and a FIFO would block the read.
 pub fn read_plugin_file(name: &str, path: &Path) -> Result<(Vec<u8>, blake3::Hash), PluginError> {
     let meta = std::fs::metadata(path).map_err(|e| PluginError::load(name, format!("{}: {e}", path.display())))?;
     if meta.len() > MAX_PLUGIN_SIZE {
         return Err(PluginError::load(name, format!("{} is larger than {}", path.display(), mib(MAX_PLUGIN_SIZE))));
     }
-    let bytes = std::fs::read(path).map_err(|e| PluginError::load(name, format!("{}: {e}", path.display())))?;
+    let bytes = crate::paths::read_regular(path, MAX_PLUGIN_SIZE).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::InvalidData => format!("is larger than {}", mib(MAX_PLUGIN_SIZE)),
+            _ => e.to_string(),
+        };
+        PluginError::load(name, format!("{}: {why}", path.display()))
+    })?;
     let hash = blake3::hash(&bytes);
     Ok((bytes, hash))
 }

@@ -194,7 +194,53 @@ fn a_daemon_that_escapes_and_keeps_writing_to_the_output_does_not_keep_vx_waitin
     }
     out.assert_success();
     assert!(out.stdout.contains("p#start: started"), "{out}");
-    assert!(out.stdout.contains("still holds its output open"), "one line says why vx stopped reading\n{out}");
+    if cgroups_in_force(&env) {
+        assert!(out.stdout.contains("left the task's group and session"), "its cgroup ended it, saying so\n{out}");
+    } else {
+        assert!(out.stdout.contains("still holds its output open"), "one line says why vx stopped reading\n{out}");
+    }
+}
+
+/// Whether `vx info` says each task runs in a cgroup of its own here (a
+/// writable cgroup v2 hierarchy: root, or a delegated user slice).
+fn cgroups_in_force(env: &TestEnv) -> bool {
+    let info = env.vx(&["info"]);
+    let line = info.stdout.lines().find(|l| l.starts_with("escapees")).unwrap_or_default().to_string();
+    assert!(!line.is_empty(), "vx info says how escapees are ended\n{info}");
+    line.contains("cgroup v2: each task")
+}
+
+#[test]
+fn a_process_that_re_forks_out_of_its_session_in_a_loop_does_not_outlive_the_task() {
+    // Each generation starts the next in a new session with an empty
+    // environment, then exits: no group, session or marker holds it.
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    env.write(
+        "packages/p/hop.sh",
+        "echo $$ >> \"$1\"\nsleep 0.02\nsetsid env -i /bin/sh \"$0\" \"$1\" </dev/null >/dev/null 2>&1 &\n",
+    );
+    let hops = env.path("hops");
+    let start = task("start", &format!("sh hop.sh {} & sleep 0.3; echo started", hops.display()), "");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{start}"));
+    let contained = cgroups_in_force(&env);
+    let out = env.vx_command(&["run", "start"]).output();
+    out.assert_success();
+    let count = || std::fs::read_to_string(&hops).unwrap_or_default().lines().count();
+    let after_vx = count();
+    assert!(after_vx > 3, "it hopped while the task ran\n{out}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let later = count();
+    let last: i32 =
+        std::fs::read_to_string(&hops).unwrap_or_default().lines().last().and_then(|l| l.parse().ok()).unwrap_or(0);
+    if contained {
+        assert_eq!(later, after_vx, "no generation after vx ended\n{out}");
+    } else {
+        // Without a cgroup nothing can follow it: stop it for the next test.
+        #[expect(clippy::disallowed_methods, reason = "the test stops what it made vx leave behind")]
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(last), nix::sys::signal::Signal::SIGSTOP);
+        assert!(later >= after_vx);
+    }
 }
 
 #[test]

@@ -135,3 +135,30 @@ fn an_output_glob_below_a_linked_directory_never_removes_what_the_link_leads_to(
     assert_eq!(notes.len(), 1, "one line says why\n{out}");
     assert!(notes[0].contains("symbolic link"), "{out}");
 }
+
+#[test]
+fn a_restore_never_overwrites_a_file_git_tracks() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    // The command leaves a file that is already there alone, so what is
+    // on disk afterwards shows what vx itself did.
+    let build = task(
+        "build",
+        &format!("{} && mkdir -p dist && ([ -e dist/out.txt ] || cp src/a.txt dist/out.txt)", log("app")),
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]",
+    );
+    project(&env, "app", "", &[build]);
+    env.write("packages/app/src/a.txt", "built");
+    env.git_init("main");
+    env.vx(&["run", "build"]).assert_success();
+    // Someone commits a hand-made file where the entry has another.
+    env.write("packages/app/dist/out.txt", "committed by hand");
+    env.git(&["add", "--force", "packages/app/dist/out.txt"]);
+    env.git_commit_all("a hand-made output");
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    let refusals: Vec<&str> = out.stdout.lines().filter(|l| l.contains("git tracks")).collect();
+    assert!(refusals.iter().any(|l| l.contains("refused to restore over `packages/app/dist/out.txt`")), "{out}");
+    assert_eq!(env.read("packages/app/dist/out.txt"), "committed by hand", "neither restored over nor removed\n{out}");
+    assert_eq!(out.summary().cached, 0, "{out}");
+}

@@ -509,6 +509,21 @@ pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
     files.into_iter().filter(|f| f.is_file()).filter_map(|f| ignore_file(dir, &f)).collect()
 }
 
+/// Says once per process that an ignore file was not read (a FIFO, one
+/// past the limit): what it would ignore is then an input, which a user
+/// should hear of rather than find in a key.
+fn warn_once_unread(file: &Path, e: &std::io::Error) {
+    use std::sync::{Mutex, OnceLock};
+    static WARNED: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return;
+    }
+    let mut warned = WARNED.get_or_init(Mutex::default).lock().expect("warned set poisoned");
+    if warned.insert(file.to_path_buf()) {
+        tracing::warn!("{} is not read ({e}); what it would ignore is not ignored", file.display());
+    }
+}
+
 /// Ignore files larger than this are not read (a real one is kilobytes).
 const IGNORE_FILE_LIMIT: u64 = 4 << 20;
 
@@ -517,7 +532,13 @@ const IGNORE_FILE_LIMIT: u64 = 4 << 20;
 /// (`paths::read_regular`): a FIFO named `.gitignore` would otherwise
 /// stop every walk that meets it, and Ctrl-C with it.
 pub fn ignore_file(dir: &Path, file: &Path) -> Option<Gitignore> {
-    let bytes = crate::paths::read_regular(file, IGNORE_FILE_LIMIT).ok()?;
+    let bytes = match crate::paths::read_regular(file, IGNORE_FILE_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            warn_once_unread(file, &e);
+            return None;
+        }
+    };
     let text = String::from_utf8_lossy(&bytes);
     let mut b = GitignoreBuilder::new(dir);
     // As `GitignoreBuilder::add` reads a file: a byte-order mark dropped,

@@ -367,4 +367,25 @@ mod tests {
         assert!(store.put(&CacheKey("../../x".into()), b"x").is_err(), "not a key");
         std::fs::remove_dir_all(&base).unwrap();
     }
+
+    #[test]
+    fn retention_and_clean_touch_only_files_named_as_entries() {
+        let dir = std::env::temp_dir().join(format!("vx-store-foreign-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = LocalStore::new(dir.clone());
+        put(&store, &key('a'), SystemTime::now() - Duration::from_secs(30 * 86_400));
+        let foreign = dir.join("entries/aa/notes.txt");
+        std::fs::write(&foreign, "kept").unwrap();
+        std::fs::File::options().write(true).open(&foreign).unwrap().set_modified(SystemTime::UNIX_EPOCH).unwrap();
+        assert_eq!(store.stats().entries, 1, "the foreign file is no entry");
+        let removed = store.gc(u64::MAX, Duration::from_secs(86_400));
+        assert_eq!(removed.entries, 1, "the old entry goes");
+        assert!(foreign.exists(), "a file vx did not name is never removed");
+        assert!(matches!(store.clean(), Err(CleanError::NotAStore { .. })), "nor emptied by clean");
+        assert!(foreign.exists());
+        std::fs::remove_file(&foreign).unwrap();
+        store.clean().unwrap();
+        assert!(!dir.join("entries").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -28,8 +28,9 @@ use super::overlap::{GlobLanguage, overlap};
 /// Files no output may claim, relative to each project's directory.
 const PROJECT_FILES: [&str; 3] = ["vx.toml", "package.json", "turbo.json"];
 
-/// Files no output may claim at the workspace root.
-const ROOT_FILES: [&str; 8] = [
+/// Files no output may claim at the workspace root, whether or not the
+/// root is a project.
+const ROOT_FILES: [&str; 11] = [
     "vx.toml",
     "package.json",
     "turbo.json",
@@ -37,7 +38,10 @@ const ROOT_FILES: [&str; 8] = [
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
     "package-lock.json",
+    "npm-shrinkwrap.json",
     "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
 ];
 
 /// One task's outputs as a claim on paths relative to the workspace root.
@@ -85,52 +89,93 @@ pub fn check_ownership(projects: &[Project]) -> Result<(), Diagnostic> {
 }
 
 /// Claims on configuration files, or on another project's directory.
+/// Both lists are sorted once, and each claim looks only at the entries
+/// under its literal prefix (a range of the sorted list), so a workspace
+/// of many projects does not compare every claim with every project.
 fn check_protected(
     projects: &[Project],
     claims: &[Claim<'_>],
     languages: &[Option<GlobLanguage>],
 ) -> Result<(), Diagnostic> {
+    let mut files: Vec<String> = ROOT_FILES.iter().map(|f| f.to_string()).collect();
+    files.extend(
+        projects
+            .iter()
+            .filter(|p| p.rel_dir != ".")
+            .flat_map(|p| PROJECT_FILES.iter().map(move |f| join(&p.rel_dir, f))),
+    );
+    files.sort();
+    let mut dirs: Vec<(&str, usize)> =
+        projects.iter().enumerate().filter(|(_, p)| p.rel_dir != ".").map(|(i, p)| (p.rel_dir.as_str(), i)).collect();
+    dirs.sort();
     for (claim, language) in claims.iter().zip(languages) {
         let Some(language) = language else { continue };
         let own = &projects[claim.project];
-        for (q, project) in projects.iter().enumerate() {
-            let files: &[&str] = if project.rel_dir == "." { &ROOT_FILES } else { &PROJECT_FILES };
-            for file in files {
-                let path = join(&project.rel_dir, file);
-                if !nests(&claim.prefix, &path) {
-                    continue;
-                }
-                if let Some(found) = GlobLanguage::exact(&path).and_then(|f| overlap(language, &f)) {
-                    let glob = claimed_by(claim, &found);
-                    return Err(Diagnostic::new(location(own, claim.task, glob), format!(
+        for path in under(&files, &claim.prefix, |f| f.as_str()) {
+            if let Some(found) = GlobLanguage::exact(path).and_then(|f| overlap(language, &f)) {
+                let glob = claimed_by(claim, &found);
+                return Err(Diagnostic::new(
+                    location(own, claim.task, glob),
+                    format!(
                         "`{}` in the outputs of {}#{} matches `{found}`, which vx will not remove or overwrite",
                         claim.task.outputs[glob], own.name, claim.task.name
-                    ))
-                    .with_hint("a task's outputs are removed before it runs: narrow the glob to what it writes, as in `dist/**`"));
-                }
+                    ),
+                )
+                .with_hint(
+                    "a task's outputs are removed before it runs: narrow the glob to what it writes, as in `dist/**`",
+                ));
             }
-            if q == claim.project || project.rel_dir == "." || !nests(&claim.prefix, &project.rel_dir) {
+        }
+        // A claim whose prefix lies inside a project's directory (its
+        // own, usually) can still reach a project nested deeper, which is
+        // under the prefix too; one above it can reach only those below.
+        for &(dir, q) in under(&dirs, &claim.prefix, |(d, _)| d) {
+            if q == claim.project {
                 continue;
             }
             // A project nested in this one's directory is its own too:
             // clearing does not stop at it.
-            if let Some(found) = GlobLanguage::path_and_below(&project.rel_dir).and_then(|d| overlap(language, &d)) {
+            if let Some(found) = GlobLanguage::path_and_below(dir).and_then(|d| overlap(language, &d)) {
                 let glob = claimed_by(claim, &found);
                 return Err(Diagnostic::new(
                     location(own, claim.task, glob),
                     format!(
                         "`{}` in the outputs of {}#{} reaches into project `{}` (`{found}`)",
-                        claim.task.outputs[glob], own.name, claim.task.name, project.name
+                        claim.task.outputs[glob], own.name, claim.task.name, projects[q].name
                     ),
                 )
                 .with_hint(format!(
-                    "outputs are removed before a task runs: narrow the glob so that it stays out of `{}/`",
-                    project.rel_dir
+                    "outputs are removed before a task runs: narrow the glob so that it stays out of `{dir}/`"
+                )));
+            }
+        }
+        // A project whose directory holds the claim's prefix (`/packages/ui/src/**`
+        // claimed by `web`).
+        let ancestors = claim.prefix.match_indices('/').map(|(i, _)| &claim.prefix[..i]);
+        for (dir, q) in ancestors.filter_map(|a| dirs.binary_search_by(|(d, _)| (*d).cmp(a)).ok().map(|i| dirs[i])) {
+            if q != claim.project {
+                let glob = claimed_by(claim, &claim.prefix);
+                return Err(Diagnostic::new(
+                    location(own, claim.task, glob),
+                    format!(
+                        "`{}` in the outputs of {}#{} reaches into project `{}` (`{}`)",
+                        claim.task.outputs[glob], own.name, claim.task.name, projects[q].name, claim.prefix
+                    ),
+                )
+                .with_hint(format!(
+                    "outputs are removed before a task runs: narrow the glob so that it stays out of `{dir}/`"
                 )));
             }
         }
     }
     Ok(())
+}
+
+/// The entries of sorted `list` whose key lies at or under the literal
+/// directory `prefix` (all of them for the root's empty prefix).
+fn under<'l, T>(list: &'l [T], prefix: &str, key: impl Fn(&T) -> &str + Copy) -> impl Iterator<Item = &'l T> {
+    let start = list.partition_point(|t| key(t) < prefix);
+    list[start..].iter().take_while(move |t| key(t).starts_with(prefix)).filter(move |t| nests(prefix, key(t)))
 }
 
 /// Two tasks that can own one path and are not ordered.

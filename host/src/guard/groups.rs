@@ -34,7 +34,24 @@ impl Groups {
 
     fn guard(&self) -> Option<&Arc<GuardLink>> {
         let run_id = self.run_id.as_ref()?;
-        self.guard.get_or_init(|| GuardLink::start_watched(run_id)).as_ref()
+        self.guard
+            .get_or_init(|| {
+                let link = GuardLink::start_watched(run_id)?;
+                // The guard kills and removes the run's cgroup when vx goes.
+                if let Some(run) = super::cgroup::run_cgroup() {
+                    link.send(&format!("c{}", run.dir().display()));
+                }
+                Some(link)
+            })
+            .as_ref()
+    }
+
+    /// A cgroup for a task about to be spawned, where vx can make one and
+    /// a guard process watches this registry (one that does not, a probe's
+    /// or a test's, would leave the cgroup behind if vx were killed).
+    pub(super) fn task_cgroup(&self) -> Option<super::cgroup::TaskCgroup> {
+        self.guard()?;
+        super::cgroup::run_cgroup()?.task()
     }
 
     /// Where a forked child announces its own group to the guard (starting

@@ -7,10 +7,14 @@
 //! it is mirrored to the guard process (`vx __guard`), which stops whatever
 //! is left when vx goes away, even by SIGKILL. Descendants that leave their
 //! group are found by the environment marker every task carries
-//! ([`escape`]). Runtime-input commands (`runtime = ["node --version"]`)
+//! ([`escape`]). Where vx can make a cgroup v2, each task also runs in one
+//! of its own and what is left of it is ended with `cgroup.kill`
+//! ([`cgroup`]): a process that re-forks and leaves its session in a loop
+//! outruns any sweep, not a cgroup. Runtime-input commands (`runtime = ["node --version"]`)
 //! run here too, as probes in groups of their own ([`run_probe`]).
 //! `clippy.toml` forbids spawning or signalling anywhere else.
 
+mod cgroup;
 mod escape;
 mod groups;
 mod ladder;
@@ -22,6 +26,7 @@ mod tool;
 mod usage;
 mod watchdog;
 
+pub use cgroup::{TaskCgroup, describe as containment};
 pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
 pub use ladder::{grace_period, group_alive, hurry, pid_alive, signal_group, stop_group, stop_pids};

@@ -78,12 +78,14 @@ pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Dur
         }
         std::thread::sleep(POLL);
     };
-    let overflowed = overflowed || overflow.load(std::sync::atomic::Ordering::SeqCst);
     if group_alive(pgid) {
         signal_group(pgid, Signal::SIGKILL);
     }
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
+    // A reader that stopped at the limit closed its pipe, which may have
+    // ended the probe (SIGPIPE) before the loop above saw the flag.
+    let overflowed = overflowed || overflow.load(std::sync::atomic::Ordering::SeqCst);
     groups.unregister(pgid);
     let code = if timed_out || overflowed { None } else { status.code() };
     Ok(Probed { code, timed_out, overflowed, stdout, stderr })

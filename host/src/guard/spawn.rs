@@ -41,6 +41,8 @@ pub struct TaskProcess {
     /// The pty's side vx writes to: what is written is the task's input.
     /// Only for a task on a terminal.
     pub input: Option<std::fs::File>,
+    /// The task's cgroup, where vx can make one (`super::cgroup`).
+    pub cgroup: Option<super::cgroup::TaskCgroup>,
 }
 
 /// The size of a task's pseudo-terminal: what the TUI's log pane shows.
@@ -64,6 +66,17 @@ pub fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<Tas
 /// `cmd.env` with `clear_env`, else vx's plus `cmd.env`. Tasks and probes
 /// both start from it and only choose where their output goes.
 pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Groups) -> std::process::Command {
+    guarded_command_in(cmd, clear_env, groups, None)
+}
+
+/// [`guarded_command`], the child moving itself into the cgroup whose
+/// `cgroup.procs` is open as `cgroup` before it execs.
+fn guarded_command_in(
+    cmd: &TaskCommand,
+    clear_env: bool,
+    groups: &Groups,
+    cgroup: Option<std::os::fd::RawFd>,
+) -> std::process::Command {
     #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
     let mut command = std::process::Command::new(&cmd.program);
     if clear_env {
@@ -74,6 +87,9 @@ pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Group
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(own_group_and_register(groups.registration_fd()));
+        if let Some(fd) = cgroup {
+            command.pre_exec(move || super::cgroup::enter(fd));
+        }
         if let Some(confine) = cmd.confine.clone() {
             command.pre_exec(move || confine.apply_in_child());
         }
@@ -82,15 +98,17 @@ pub(super) fn guarded_command(cmd: &TaskCommand, clear_env: bool, groups: &Group
 }
 
 fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
+    let cgroup = groups.task_cgroup();
+    let fd = cgroup.as_ref().map(super::cgroup::TaskCgroup::procs_fd);
     if cmd.terminal {
-        return spawn_on_terminal(cmd, groups, clear_env);
+        return spawn_on_terminal(cmd, groups, clear_env, cgroup);
     }
     let (reader, writer) = std::io::pipe()?;
-    let mut command = tokio::process::Command::from(guarded_command(cmd, clear_env, groups));
+    let mut command = tokio::process::Command::from(guarded_command_in(cmd, clear_env, groups, fd));
     command.stdout(writer.try_clone()?).stderr(writer).kill_on_drop(false);
     let (child, pgid) = spawn_registered(command, groups)?;
     let output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    Ok(TaskProcess { child, pgid, output, input: None })
+    Ok(TaskProcess { child, pgid, output, input: None, cgroup })
 }
 
 /// Like [`spawn`], on a new pseudo-terminal: the child's three standard
@@ -98,9 +116,15 @@ fn spawn(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result
 /// given it a session of its own (so a shell's job control and a prompt
 /// library's raw mode work, and Ctrl-C typed in the TUI reaches its group
 /// as SIGINT from its terminal driver).
-fn spawn_on_terminal(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std::io::Result<TaskProcess> {
+fn spawn_on_terminal(
+    cmd: &TaskCommand,
+    groups: &Groups,
+    clear_env: bool,
+    cgroup: Option<super::cgroup::TaskCgroup>,
+) -> std::io::Result<TaskProcess> {
     let (master, slave) = open_pty()?;
-    let mut std_command = guarded_command(cmd, clear_env, groups);
+    let fd = cgroup.as_ref().map(super::cgroup::TaskCgroup::procs_fd);
+    let mut std_command = guarded_command_in(cmd, clear_env, groups, fd);
     // SAFETY: one ioctl on the child's own stdin, async-signal-safe; runs
     // after the guarded command's hook, which made the child a session leader.
     unsafe {
@@ -119,7 +143,7 @@ fn spawn_on_terminal(cmd: &TaskCommand, groups: &Groups, clear_env: bool) -> std
     nix::fcntl::fcntl(&master, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
         .map_err(std::io::Error::from)?;
     let output = pipe::Receiver::from_owned_fd_unchecked(master)?;
-    Ok(TaskProcess { child, pgid, output, input: Some(input) })
+    Ok(TaskProcess { child, pgid, output, input: Some(input), cgroup })
 }
 
 /// Spawns `command` and registers its group. The command holds the

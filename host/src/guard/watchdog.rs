@@ -7,7 +7,9 @@
 //! process in a listed group, every listed PID, every process whose
 //! environment carries this invocation's `VX_RUN_ID` (a task's descendant
 //! that left its group with `setsid` keeps it), and every descendant of
-//! any of those. SIGTERM first, SIGKILL after `VX_KILL_GRACE_MS`.
+//! any of those. SIGTERM first, SIGKILL after `VX_KILL_GRACE_MS`. Then,
+//! where vx made one (`cPATH` on the pipe), the run's cgroup is killed
+//! whole and removed.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::BufRead;
@@ -29,8 +31,13 @@ pub fn guard_main(run_id: &str) -> u8 {
     }
     let mut groups = BTreeSet::new();
     let mut pids = BTreeSet::new();
+    let mut cgroup = None;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
+        if let Some(dir) = line.strip_prefix('c') {
+            cgroup = Some(std::path::PathBuf::from(dir));
+            continue;
+        }
         let (op, num) = line.split_at(line.len().min(1));
         let Ok(num) = num.trim().parse::<i32>() else { continue };
         if num <= 1 {
@@ -50,6 +57,12 @@ pub fn guard_main(run_id: &str) -> u8 {
         }
     }
     sweep(run_id, &groups, &pids, grace_period());
+    // What the sweep cannot see (a process that re-forked out of every
+    // group and cleared its environment) is still in the run's cgroup.
+    if let Some(dir) = cgroup.filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vx-"))) {
+        super::cgroup::kill_dir(&dir);
+        super::cgroup::remove_when_empty(&dir);
+    }
     0
 }
 

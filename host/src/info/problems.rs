@@ -198,7 +198,7 @@ mod tests {
             history: None,
             remote: None,
             plugins: Vec::new(),
-            guard: GuardSupport { procfs: true, pidfd: true },
+            guard: GuardSupport { procfs: true, pidfd: true, containment: "cgroup v2".into() },
             sandbox: SandboxSupport { landlock_abi: 4, user_namespaces: true, seccomp_user_notif: true },
             watcher: WatcherSupport {
                 backend: "inotify".into(),
@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn a_guard_without_proc_or_pidfd_is_told_what_it_loses() {
         let mut info = healthy();
-        info.guard = GuardSupport { procfs: false, pidfd: false };
+        info.guard = GuardSupport { procfs: false, pidfd: false, containment: "process-group sweep".into() };
         let problems = find(&info, None, None);
         assert_eq!(problems.len(), 2);
         assert!(problems[0].problem.contains("cannot be found and stopped"));

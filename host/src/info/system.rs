@@ -15,6 +15,9 @@ pub struct GuardSupport {
     pub procfs: bool,
     /// `pidfd_open` works (Linux 5.3); without it tasks have no CPU and memory figures.
     pub pidfd: bool,
+    /// How a task's escaped processes are ended: a cgroup v2 of its own,
+    /// or the process-group sweep (and why).
+    pub containment: String,
 }
 
 /// The sandbox's needs (docs/sandbox.md): Landlock, an unprivileged user
@@ -40,7 +43,11 @@ pub struct WatcherSupport {
 }
 
 pub fn guard() -> GuardSupport {
-    GuardSupport { procfs: std::fs::File::open("/proc/self/environ").is_ok(), pidfd: pidfd_works() }
+    GuardSupport {
+        procfs: std::fs::File::open("/proc/self/environ").is_ok(),
+        pidfd: pidfd_works(),
+        containment: crate::guard::containment(),
+    }
 }
 
 fn pidfd_works() -> bool {

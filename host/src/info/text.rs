@@ -48,6 +48,7 @@ pub fn render(info: &Info) -> String {
     let yes = |b: bool| if b { "yes" } else { "no" };
     let g = &info.guard;
     line("guard", format!("process groups yes, /proc {}, pidfd {}", yes(g.procfs), yes(g.pidfd)));
+    line("escapees", g.containment.clone());
     let s = &info.sandbox;
     let landlock = if s.landlock_abi > 0 { format!("ABI {}", s.landlock_abi) } else { "no".to_string() };
     line(

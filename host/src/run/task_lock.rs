@@ -12,8 +12,9 @@
 //! The holder writes its pid into the lock file. A wait says once who
 //! holds the lock (`waiting for web#build, held by vx pid 4711`), polls
 //! rather than blocks, so that Ctrl-C and SIGTERM end it at once, and is
-//! refused when the holder is an ancestor of this vx: a task whose command
-//! runs vx on the task itself would otherwise wait for its own end.
+//! refused when the holder is an ancestor of this vx and this vx runs
+//! inside that very task's command: a task whose command runs vx on the
+//! task itself would otherwise wait for its own end.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,16 @@ fn open(root: &Path, id: &str) -> Option<File> {
     let open = || OpenOptions::new().create(true).truncate(false).write(true).open(&path);
     // The directory exists after the first task of a workspace: try first.
     open().ok().or_else(|| std::fs::create_dir_all(&dir).ok().and_then(|_| open().ok()))
+}
+
+/// Whether this vx was started by the command of task `id` (`VX_PROJECT`
+/// and `VX_TASK`, which every task gets): a nested `vx run` of another
+/// task its parent is running may wait; one of its own task never ends.
+fn inside_the_task(id: &str) -> bool {
+    match (std::env::var("VX_PROJECT"), std::env::var("VX_TASK")) {
+        (Ok(project), Ok(task)) => id.strip_prefix(project.as_str()).and_then(|r| r.strip_prefix('#')) == Some(&task),
+        _ => false,
+    }
 }
 
 /// The lock file of task `id`.
@@ -85,7 +96,7 @@ pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: imp
             return Waited::Locked(lock);
         }
         let holder = super::mutex::holder_pid(&path);
-        if let Some(pid) = holder.filter(|pid| crate::guard::is_ancestor(*pid as i32)) {
+        if let Some(pid) = holder.filter(|pid| inside_the_task(id) && crate::guard::is_ancestor(*pid as i32)) {
             return Waited::Nested(pid);
         }
         if let Some(say) = waiting.take() {

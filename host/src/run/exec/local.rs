@@ -231,6 +231,7 @@ async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
     let quiet = a.cancelled.load(Ordering::SeqCst) || ending.stopping();
     stop_leftovers(a, pgid, &mut out, &mut ready, quiet).await;
     stop_escapees(a, pid_before, quiet).await;
+    stop_cgroup(a, proc.cgroup.as_ref(), quiet);
     out.drain_orphans(&mut ready).await;
     if let Some(controls) = controls {
         controls.close_input(&a.id);
@@ -301,6 +302,20 @@ async fn supervise(
         }
     }
     exit.expect("the loop ends with an exit status")
+}
+
+/// Whatever is still in the task's cgroup left its group and hid from the
+/// marker (a re-forking escapee): killed at once, whole (`guard::cgroup`).
+fn stop_cgroup(a: &Attempt, cgroup: Option<&crate::guard::TaskCgroup>, quiet: bool) {
+    let Some(cgroup) = cgroup.filter(|c| c.populated()) else { return };
+    if !quiet {
+        let pids: Vec<String> = cgroup.members().iter().map(i32::to_string).collect();
+        a.events.note(
+            &a.id,
+            &format!("stopping processes that left the task's group and session (pids {})", pids.join(", ")),
+        );
+    }
+    cgroup.kill();
 }
 
 /// The leader is gone; anything left in its group was started in the

@@ -103,7 +103,15 @@ impl From<InitError> for Error {
             }
             InitError::InvalidPackageConfig { hint, .. } => (ErrorKind::Config, hint.clone()),
             InitError::WrittenDoesNotLoad(_) => {
-                (ErrorKind::Config, "this is a vx init bug; fix the vx.toml it names by hand and report it".to_string())
+                // Turborepo never deletes outputs, so it takes globs vx
+                // refuses (docs/cache.md, "Outputs are owned"); anything
+                // else the written files say is vx init's fault.
+                (
+                    ErrorKind::Config,
+                    "fix the vx.toml it names by hand: Turborepo takes outputs vx refuses (docs/cache.md), \
+                     and any other error here is a vx init bug to report"
+                        .to_string(),
+                )
             }
             InitError::ProjectNotAnObject { .. } | InitError::BadGlob { .. } => {
                 return Error::config(e.to_string());

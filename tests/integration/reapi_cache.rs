@@ -203,11 +203,12 @@ fn closed_endpoint() -> String {
 // Round trips.
 // ---------------------------------------------------------------------
 
-/// Text, binary bytes, a 0600 file, an executable and two links.
+/// Text, binary bytes, a 0600 file, an executable, a directory and two
+/// links (to a file and to that directory, both inside the outputs).
 const LIB_BUILD: &str = "mkdir -p dist/bin && echo 'lib text' > dist/out.txt && chmod 600 dist/out.txt \
     && printf 'bin\\000\\377\\001\\n' > dist/data.bin \
     && printf '#!/bin/sh\\necho tool\\n' > dist/bin/tool && chmod 755 dist/bin/tool \
-    && ln -s out.txt dist/latest && ln -s ../vx.toml dist/config";
+    && ln -s out.txt dist/latest && mkdir -p dist/etc && echo conf > dist/etc/app.conf && ln -s etc dist/config";
 /// Reads its dependency's output and prints to stdout and stderr.
 const APP_BUILD: &str =
     "echo 'app line one'; echo 'app line two' >&2; mkdir -p dist && cat ../lib/dist/out.txt > dist/app.txt";
@@ -230,7 +231,7 @@ fn an_empty_local_cache_is_restored_from_the_server_byte_for_byte() {
     assert_eq!((t.hits, t.uploads), (0, 3), "every task uploaded\n{first}");
     assert!(t.up > 0, "{first}");
     let built = outputs(&env);
-    assert_eq!(built.len(), 7, "the fixture writes what the test expects: {built:#?}");
+    assert_eq!(built.len(), 8, "the fixture writes what the test expects: {built:#?}");
     let printed = first.task_lines("app#build");
     assert_eq!(printed, ["app line one", "app line two"], "{first}");
 

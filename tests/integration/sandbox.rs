@@ -35,6 +35,12 @@ fn sandboxed(name: &str, command: &str, extra: &str) -> String {
     task(name, command, &format!("inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n{extra}"))
 }
 
+/// A sandboxed task of `a` that writes nothing: a project's tasks whose
+/// outputs could meet must be ordered (docs/cache.md), and these only read.
+fn reading(name: &str, command: &str, extra: &str) -> String {
+    task(name, command, &format!("inputs = [\"src/**\"]\n{extra}"))
+}
+
 /// The run failed, and vx named `path` (as `vx.toml` spells it) with the
 /// line to add to the task's table.
 #[track_caller]
@@ -131,7 +137,7 @@ fn a_task_writing_into_its_sources_fails_and_writes_nothing() {
 fn a_shell_pipeline_works_and_a_grandchild_is_sandboxed_too() {
     let tasks = [
         sandboxed("pipe", "mkdir -p dist && cat src/in.txt | tr a-z A-Z > dist/up.txt", "sandbox = true"),
-        sandboxed("grand", "sh -c 'sh -c \"cat ../b/secret.txt\"'", "sandbox = true"),
+        reading("grand", "sh -c 'sh -c \"cat ../b/secret.txt\"'", "sandbox = true"),
     ]
     .concat();
     let env = workspace(&tasks);
@@ -182,7 +188,7 @@ fn a_loopback_network_reaches_the_tasks_own_server_and_not_the_hosts() {
     );
     let tasks = [
         sandboxed("own", own, "sandbox = { network = \"loopback\" }"),
-        sandboxed("host", &host, "sandbox = { network = \"loopback\" }"),
+        reading("host", &host, "sandbox = { network = \"loopback\" }"),
         task("none", own, "sandbox = true"),
     ]
     .concat();
@@ -281,7 +287,7 @@ fn without_unprivileged_user_namespaces_a_task_without_network_fails_saying_so_a
     let env = workspace(
         &[
             sandboxed("build", "mkdir -p dist && echo ran > dist/out.txt", with_network),
-            sandboxed("peek", "cat ../b/secret.txt", with_network),
+            reading("peek", "cat ../b/secret.txt", with_network),
         ]
         .concat(),
     );

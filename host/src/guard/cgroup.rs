@@ -85,7 +85,9 @@ impl RunCgroup {
 }
 
 /// One task's cgroup: children move in before they exec; what is left in
-/// it is killed with [`TaskCgroup::kill`]; it is removed when dropped.
+/// it is killed with [`TaskCgroup::kill`]. Dropping it kills what is
+/// still in it and removes it, so whoever holds a spawned process must
+/// hold its cgroup as long.
 #[derive(Debug)]
 pub struct TaskCgroup {
     dir: PathBuf,

@@ -63,6 +63,8 @@ pub struct ChildProcess {
     status: Option<i32>,
     groups: Groups,
     runtime: tokio::runtime::Handle,
+    /// Held for the child's life: dropping it kills what is in it.
+    _cgroup: Option<crate::guard::TaskCgroup>,
 }
 
 impl std::fmt::Debug for ChildProcess {
@@ -180,6 +182,7 @@ impl process::Host for State {
             status: None,
             groups: ctx.groups.clone(),
             runtime: ctx.runtime.clone(),
+            _cgroup: proc.cgroup,
         };
         let handle = self.table.push(child).map_err(|e| WitError::Failed(format!("too many children: {e}")))?;
         self.children += 1;

@@ -202,3 +202,19 @@ fn a_tool_declared_only_at_the_root_is_in_every_tasks_key() {
     );
     assert!(run(&env).is_empty(), "a root script changes no key");
 }
+
+#[test]
+fn an_input_glob_that_matches_nothing_is_said_once_when_the_task_runs() {
+    let env = TestEnv::new();
+    project(&env, "[\"src/**\", \"assests/**\", \"/tsconfig.base.json\"]");
+    env.write("packages/p/src/a.ts", "a");
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("matches no file")).collect();
+    assert_eq!(notes.len(), 2, "one line for each glob that names nothing\n{out}");
+    assert!(notes[0].contains("`assests/**`") && notes[1].contains("`/tsconfig.base.json`"), "{out}");
+    env.write("tsconfig.base.json", "{}");
+    env.write("packages/p/assests/logo.svg", "<svg/>");
+    let out = env.vx(&["run", "build"]);
+    assert!(!out.stdout.contains("matches no file"), "{out}");
+}

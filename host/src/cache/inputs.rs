@@ -509,6 +509,31 @@ pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
     files.into_iter().filter(|f| f.is_file()).filter_map(|f| ignore_file(dir, &f)).collect()
 }
 
+/// The declared input globs of a task that matched none of `files` (its
+/// keyed inputs, workspace-relative), as written: a glob that names
+/// nothing is usually a typo or a moved directory, and the key silently
+/// lacks what the user meant. `project` is the project's directory
+/// relative to the root ("" for the root).
+pub fn unmatched_inputs(inputs: &[String], project: &str, files: &[(String, blake3::Hash)]) -> Vec<String> {
+    let mut unmatched = Vec::new();
+    for glob in inputs.iter().filter(|g| !g.starts_with('!')) {
+        let (pattern, base) = match glob.strip_prefix('/') {
+            Some(anchored) => (anchored, ""),
+            None => (glob.as_str(), project),
+        };
+        let pattern = pattern.trim_start_matches("./").trim_end_matches('/');
+        let Ok(filter) = GlobFilter::new(Some(&[pattern.to_string()]), &[]) else { continue };
+        let inside = |path: &str| match base {
+            "" => Some(path.to_string()),
+            base => path.strip_prefix(base).and_then(|r| r.strip_prefix('/')).map(str::to_string),
+        };
+        if !files.iter().any(|(path, _)| inside(path).is_some_and(|rel| filter.matches(&rel))) {
+            unmatched.push(glob.clone());
+        }
+    }
+    unmatched
+}
+
 /// Says once per process that an ignore file was not read (a FIFO, one
 /// past the limit): what it would ignore is then an input, which a user
 /// should hear of rather than find in a key.

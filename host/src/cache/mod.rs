@@ -71,7 +71,7 @@ pub use history::{
     Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background,
     median, recorded_plan,
 };
-pub use inputs::{FileRef, GlobError, GlobFilter, Listing, ignore_file, list_files};
+pub use inputs::{FileRef, GlobError, GlobFilter, Listing, ignore_file, list_files, unmatched_inputs};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};
 pub use monitor::{Hashed, Monitor, MonitorMode};

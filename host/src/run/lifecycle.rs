@@ -309,6 +309,13 @@ impl Job {
             }
             a.events.emit(Event::CacheMiss { task: &a.id, key: &key.0 });
         }
+        // Said when the task runs, not on every hit: a glob naming nothing
+        // is a typo or a moved directory the key silently lacks.
+        if let (Some(c), Some((_, manifest))) = (&self.cache, &keyed) {
+            for glob in c.unmatched_inputs(manifest) {
+                a.events.note(&a.id, &format!("input glob `{glob}` matches no file"));
+            }
+        }
         // The log is kept for the cache and, for a task that ends, for the
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();

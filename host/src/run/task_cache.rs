@@ -118,6 +118,13 @@ impl CacheJob {
         }
     }
 
+    /// The task's declared input globs that matched no file of `manifest`.
+    pub fn unmatched_inputs(&self, manifest: &KeyManifest) -> Vec<String> {
+        let Some(inputs) = &self.task.inputs else { return Vec::new() };
+        let project = self.project_dir.strip_prefix(&self.root).unwrap_or(std::path::Path::new(""));
+        crate::cache::unmatched_inputs(inputs, &project.to_string_lossy(), &manifest.files.0)
+    }
+
     /// Looks `key` up and restores a hit, on the calling (blocking) thread.
     /// A remote hit whose outputs are not wanted yet leaves them on the
     /// server (`--download`): nothing is restored, and the task is pending.

@@ -19,6 +19,7 @@
 //! What only the disk shows (a file git tracks matched by an output glob)
 //! is the cache's to refuse at run time (`cache::Tracked`).
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 
 use super::error::Diagnostic;
@@ -68,17 +69,23 @@ pub fn check_ownership(projects: &[Project]) -> Result<(), Diagnostic> {
         return Ok(());
     }
     claims.sort_by(|a, b| a.prefix.cmp(&b.prefix));
-    let languages: Vec<Option<GlobLanguage>> = claims.iter().map(|c| GlobLanguage::new(&c.globs)).collect();
-    check_protected(projects, &claims, &languages)?;
+    // Built only for a claim that meets something under its prefix: a
+    // DFA costs a fraction of a millisecond, and most claims (one
+    // `dist/**` per project) meet nothing.
+    let cells: Vec<OnceCell<Option<GlobLanguage>>> = claims.iter().map(|_| OnceCell::new()).collect();
+    let language = |i: usize| cells[i].get_or_init(|| GlobLanguage::new(&claims[i].globs)).as_ref();
+    check_protected(projects, &claims, &language)?;
     for i in 0..claims.len() {
-        let Some(a) = &languages[i] else { continue };
         // Sorted, the prefixes that extend claim i's follow it.
         for j in i + 1..claims.len() {
             let (x, y) = (&claims[i], &claims[j]);
             if !y.prefix.starts_with(&x.prefix) {
                 break;
             }
-            let Some(b) = languages[j].as_ref().filter(|_| nests(&x.prefix, &y.prefix)) else { continue };
+            if !nests(&x.prefix, &y.prefix) {
+                continue;
+            }
+            let (Some(a), Some(b)) = (language(i), language(j)) else { continue };
             let Some(path) = overlap(a, b) else { continue };
             if !ordered(projects, (x.project, &x.task.name), (y.project, &y.task.name)) {
                 return Err(unordered(projects, x, y, &path));
@@ -92,10 +99,10 @@ pub fn check_ownership(projects: &[Project]) -> Result<(), Diagnostic> {
 /// Both lists are sorted once, and each claim looks only at the entries
 /// under its literal prefix (a range of the sorted list), so a workspace
 /// of many projects does not compare every claim with every project.
-fn check_protected(
+fn check_protected<'l>(
     projects: &[Project],
     claims: &[Claim<'_>],
-    languages: &[Option<GlobLanguage>],
+    language: &dyn Fn(usize) -> Option<&'l GlobLanguage>,
 ) -> Result<(), Diagnostic> {
     let mut files: Vec<String> = ROOT_FILES.iter().map(|f| f.to_string()).collect();
     files.extend(
@@ -108,10 +115,10 @@ fn check_protected(
     let mut dirs: Vec<(&str, usize)> =
         projects.iter().enumerate().filter(|(_, p)| p.rel_dir != ".").map(|(i, p)| (p.rel_dir.as_str(), i)).collect();
     dirs.sort();
-    for (claim, language) in claims.iter().zip(languages) {
-        let Some(language) = language else { continue };
+    for (i, claim) in claims.iter().enumerate() {
         let own = &projects[claim.project];
         for path in under(&files, &claim.prefix, |f| f.as_str()) {
+            let Some(language) = language(i) else { break };
             if let Some(found) = GlobLanguage::exact(path).and_then(|f| overlap(language, &f)) {
                 let glob = claimed_by(claim, &found);
                 return Err(Diagnostic::new(
@@ -133,6 +140,7 @@ fn check_protected(
             if q == claim.project {
                 continue;
             }
+            let Some(language) = language(i) else { break };
             // A project nested in this one's directory is its own too:
             // clearing does not stop at it.
             if let Some(found) = GlobLanguage::path_and_below(dir).and_then(|d| overlap(language, &d)) {

@@ -119,9 +119,16 @@ impl TaskCgroup {
 }
 
 impl Drop for TaskCgroup {
+    /// Kills what is left at once; the directory goes on a thread of its
+    /// own, since a cgroup whose last process was just killed stays busy
+    /// for a moment and a run must not wait on that per task (what a
+    /// thread cut short by vx's exit leaves, the guard removes).
     fn drop(&mut self) {
         kill_dir(&self.dir);
-        remove_when_empty(&self.dir);
+        let dir = std::mem::take(&mut self.dir);
+        if std::fs::remove_dir(&dir).is_err() {
+            std::thread::spawn(move || remove_when_empty(&dir));
+        }
     }
 }
 
@@ -271,6 +278,10 @@ mod tests {
         assert!(!cg.populated(), "everything in it was killed");
         let dir = cg.dir.clone();
         drop(cg);
-        assert!(!dir.exists(), "removed when dropped");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while dir.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!dir.exists(), "removed once dropped");
     }
 }

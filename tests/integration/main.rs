@@ -10,6 +10,7 @@ mod bad_input;
 mod big_output;
 mod big_tree;
 mod cache;
+mod cache_model;
 mod cli_flags;
 mod concurrency;
 mod config_errors;

@@ -991,7 +991,6 @@ fn one_project() -> Layout {
 /// the same directory (`could not restore its outputs (dist/x: Is a
 /// directory)`) and runs the task, with the same result.
 #[test]
-#[ignore = "vx bug: clearing outputs leaves their directories, which a file of the same name then lands in"]
 fn a_source_directory_that_becomes_a_file_builds_as_from_clean() {
     let mut case = Case::new("a_source_directory_that_becomes_a_file".into(), &one_project());
     case.apply(Step::Run(Run::Plain));

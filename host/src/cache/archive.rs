@@ -7,7 +7,8 @@
 //! point inside the task's outputs, with no member beneath it. The whole
 //! archive is checked before anything on disk changes, and every member
 //! must be one the task's outputs match; then stale files matching the
-//! output globs are removed and the archive is written out through
+//! output globs are removed (and the directories they leave empty) and
+//! the archive is written out through
 //! directory handles that never follow a link (`paths::Contained`), files
 //! first and links last, so the kernel keeps every write inside the
 //! outputs even if a check above were wrong. When the files on disk
@@ -275,6 +276,7 @@ pub fn unpack(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             other => other.map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?,
         }
+        handle(in_root).remove_empty_parents(inner);
     }
     // Second pass: each file streams from the decompressor into its place,
     // so a restore holds a buffer, not the outputs. Links come last, once

@@ -13,7 +13,9 @@
 //!
 //! Every removal goes through a directory handle that never follows a
 //! link (`paths::Contained`): an output glob below a linked directory
-//! (`dist` → `../src`) cannot remove what the link leads to.
+//! (`dist` → `../src`) cannot remove what the link leads to. Directories
+//! a removal leaves empty go too: a stale `dist/x/` would otherwise catch
+//! a file `dist/x` the next build writes (the model test found it).
 //!
 //! Root-anchored outputs (`/gen/web/**`) are cleared where they lie, under
 //! the workspace root; config refuses one without a fixed first directory,
@@ -96,6 +98,7 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => return Err(ClearError::Remove { path: rel, source }),
         }
+        dir.remove_empty_parents(&rel);
     }
     if let Some((_, first, _)) = kept.first() {
         return Err(ClearError::Tracked { first: first.clone(), more: kept.len() - 1 });

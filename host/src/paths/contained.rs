@@ -111,6 +111,26 @@ impl Contained {
         Ok(())
     }
 
+    /// Removes the directories holding `rel` that are empty now, deepest
+    /// first, up to (not including) the handle's own directory: a cleared
+    /// output's directory must not stay behind, or a file of that name
+    /// built next would land inside it. Stops at the first that is not
+    /// empty (or not a directory), never following a link.
+    pub fn remove_empty_parents(&self, rel: &str) {
+        let mut dirs: Vec<&str> = Vec::new();
+        let mut at = rel;
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            dirs.push(parent);
+            at = parent;
+        }
+        for dir in dirs {
+            let Ok((holder, name)) = self.parent(dir, false) else { return };
+            if unlinkat(holder.fd(), name, UnlinkatFlags::RemoveDir).is_err() {
+                return;
+            }
+        }
+    }
+
     /// A fresh regular file at `rel`: whatever had the name is unlinked
     /// first (never truncated through), and the create refuses a link.
     fn create(&self, rel: &str) -> io::Result<std::fs::File> {

@@ -50,12 +50,11 @@ use crate::common::{Output, Summary, TestEnv};
 /// Cases a normal run (CI) checks: seeds 0..CI_CASES, the same every time.
 const CI_CASES: u64 = 10;
 
-/// Whether a step may replace a source directory by a file of the same
-/// name, so that a directory of `dist/` becomes a file. Off while vx leaves the
-/// directories its clearing emptied, which then break the build
-/// (`a_source_directory_that_becomes_a_file_builds_as_from_clean`); turn
-/// on with the fix.
-const DIR_BECOMES_FILE: bool = false;
+/// A source directory replaced by a file of the same name (a build that
+/// copies sources then needs `dist/x` where a directory was): clearing
+/// outputs removes the directories it empties
+/// (`a_source_directory_that_becomes_a_file_builds_as_from_clean`).
+const DIR_BECOMES_FILE: bool = true;
 
 /// Whether a step may make a source executable (or not). Off while a
 /// file's mode is not in its task's key, so a hit restores outputs with

@@ -134,7 +134,7 @@ fn open(path: &std::path::Path) -> std::io::Result<File> {
 /// Writes this process's pid into a lock just taken, for waiters to read.
 /// Writes this process's pid into the held lock's file, so that a waiter
 /// can say who holds it.
-pub(super) fn mark(lock: Flock<File>) -> Flock<File> {
+fn mark(lock: Flock<File>) -> Flock<File> {
     let mut file: &File = &lock;
     let _ = file.set_len(0);
     let _ = file.rewind();
@@ -143,7 +143,7 @@ pub(super) fn mark(lock: Flock<File>) -> Flock<File> {
 }
 
 /// The pid the holder of the lock at `path` wrote, if any.
-pub(super) fn holder_pid(path: &std::path::Path) -> Option<u32> {
+fn holder_pid(path: &std::path::Path) -> Option<u32> {
     let mut text = String::new();
     crate::paths::open_regular(path).ok()?.take(64).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()

@@ -9,7 +9,8 @@
 //! for another task while holding it, so two processes cannot deadlock.
 //! Persistent tasks take none (a server would hold it for its lifetime).
 //!
-//! The holder writes its pid into the lock file. A wait says once who
+//! The kernel says who holds a lock (`/proc/locks`), so taking one writes
+//! nothing: a fully cached run takes one per task. A wait says once who
 //! holds the lock (`waiting for web#build, held by vx pid 4711`), polls
 //! rather than blocks, so that Ctrl-C and SIGTERM end it at once, and is
 //! refused when the holder is an ancestor of this vx and this vx runs
@@ -44,6 +45,20 @@ fn open(root: &Path, id: &str) -> Option<File> {
     open().ok().or_else(|| std::fs::create_dir_all(&dir).ok().and_then(|_| open().ok()))
 }
 
+/// The pid holding a `flock` on the file at `path`, from `/proc/locks`
+/// (`N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF`), matched by inode.
+fn lock_holder(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).ok()?.ino().to_string();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let at = fields.iter().position(|f| *f == "FLOCK")?;
+        let (pid, file) = (fields.get(at + 3)?, fields.get(at + 4)?);
+        (file.rsplit(':').next()? == ino).then(|| pid.parse().ok()).flatten()
+    })
+}
+
 /// Whether this vx was started by the command of task `id` (`VX_PROJECT`
 /// and `VX_TASK`, which every task gets): a nested `vx run` of another
 /// task its parent is running may wait; one of its own task never ends.
@@ -64,7 +79,7 @@ fn lock_path(root: &Path, id: &str) -> PathBuf {
 pub fn try_acquire(root: &Path, id: &str) -> Result<Option<TaskLock>, Held> {
     let Some(file) = open(root, id) else { return Ok(None) };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => Ok(Some(TaskLock { _lock: super::mutex::mark(lock) })),
+        Ok(lock) => Ok(Some(TaskLock { _lock: lock })),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(Held),
         Err(_) => Ok(None),
     }
@@ -95,7 +110,7 @@ pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: imp
         if let Ok(lock) = try_acquire(root, id) {
             return Waited::Locked(lock);
         }
-        let holder = super::mutex::holder_pid(&path);
+        let holder = lock_holder(&path);
         if let Some(pid) = holder.filter(|pid| inside_the_task(id) && crate::guard::is_ancestor(*pid as i32)) {
             return Waited::Nested(pid);
         }

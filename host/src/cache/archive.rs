@@ -276,7 +276,11 @@ pub fn unpack(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             other => other.map_err(|source| ArchiveError::RemoveStale { path: f.rel.clone(), source })?,
         }
-        handle(in_root).remove_empty_parents(inner);
+        let globs = match (dirs.root, in_root) {
+            (Some((_, globs)), true) => globs,
+            _ => dirs.globs,
+        };
+        handle(in_root).remove_empty_parents(inner, globs.root_of(inner));
     }
     // Second pass: each file streams from the decompressor into its place,
     // so a restore holds a buffer, not the outputs. Links come last, once

@@ -65,16 +65,17 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
         }
     };
     let mut doomed = Vec::new();
-    let project = GlobFilter::new(Some(&outputs.project), &[])?;
-    for f in list_files(project_dir, &project, Listing::Outputs, nested) {
+    let project_filter = GlobFilter::new(Some(&outputs.project), &[])?;
+    let anchored_filter =
+        if outputs.has_anchored() { Some(GlobFilter::new(Some(&outputs.anchored), &[])?) } else { None };
+    for f in list_files(project_dir, &project_filter, Listing::Outputs, nested) {
         let kept = sources.as_ref().is_some_and(|s| s.matches(Some(&f.rel), &in_root(&f.rel)));
         if !kept {
             doomed.push((false, in_root(&f.rel), f.rel));
         }
     }
-    if outputs.has_anchored() {
-        let anchored = GlobFilter::new(Some(&outputs.anchored), &[])?;
-        for f in list_files(root, &anchored, Listing::Outputs, &[]) {
+    if let Some(anchored) = &anchored_filter {
+        for f in list_files(root, anchored, Listing::Outputs, &[]) {
             let kept = sources.as_ref().is_some_and(|s| s.matches(in_project(&f.rel).as_deref(), &f.rel));
             if !kept {
                 doomed.push((true, f.rel.clone(), f.rel));
@@ -98,7 +99,11 @@ pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[Pat
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => return Err(ClearError::Remove { path: rel, source }),
         }
-        dir.remove_empty_parents(&rel);
+        let keep = match (anchored, &anchored_filter) {
+            (true, Some(filter)) => filter.root_of(&rel),
+            _ => project_filter.root_of(&rel),
+        };
+        dir.remove_empty_parents(&rel, keep);
     }
     if let Some((_, first, _)) = kept.first() {
         return Err(ClearError::Tracked { first: first.clone(), more: kept.len() - 1 });

@@ -110,6 +110,15 @@ impl GlobFilter {
         &self.roots
     }
 
+    /// The longest literal prefix that holds `rel` ("" for none).
+    pub fn root_of(&self, rel: &str) -> &str {
+        self.roots
+            .iter()
+            .filter(|r| r.is_empty() || rel.strip_prefix(r.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            .max_by_key(|r| r.len())
+            .map_or("", String::as_str)
+    }
+
     pub fn matches(&self, rel: &str) -> bool {
         let candidate = globset::Candidate::new(rel);
         (self.include_all || self.include.is_match_candidate(&candidate))

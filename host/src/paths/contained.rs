@@ -112,14 +112,19 @@ impl Contained {
     }
 
     /// Removes the directories holding `rel` that are empty now, deepest
-    /// first, up to (not including) the handle's own directory: a cleared
-    /// output's directory must not stay behind, or a file of that name
-    /// built next would land inside it. Stops at the first that is not
-    /// empty (or not a directory), never following a link.
-    pub fn remove_empty_parents(&self, rel: &str) {
+    /// first, down to (not including) `keep` and the handle's own
+    /// directory: a cleared output's directory must not stay behind, or a
+    /// file of that name built next would land inside it. `keep` (an
+    /// output glob's literal root, `dist`) stays: a sandbox has granted
+    /// writes beneath it already. Stops at the first that is not empty (or
+    /// not a directory), never following a link.
+    pub fn remove_empty_parents(&self, rel: &str, keep: &str) {
         let mut dirs: Vec<&str> = Vec::new();
         let mut at = rel;
         while let Some((parent, _)) = at.rsplit_once('/') {
+            if parent.len() <= keep.len() {
+                break;
+            }
             dirs.push(parent);
             at = parent;
         }

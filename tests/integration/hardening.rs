@@ -239,7 +239,8 @@ fn a_process_that_re_forks_out_of_its_session_in_a_loop_does_not_outlive_the_tas
         // Without a cgroup nothing can follow it: stop it for the next test.
         #[expect(clippy::disallowed_methods, reason = "the test stops what it made vx leave behind")]
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(last), nix::sys::signal::Signal::SIGSTOP);
-        assert!(later >= after_vx);
+        // The documented limit of the sweep (docs/guard.md): it went on.
+        assert!(later > after_vx, "without a cgroup the sweep cannot follow it\n{out}");
     }
 }
 

@@ -78,7 +78,6 @@ pub use monitor::{Hashed, Monitor, MonitorMode};
 pub use remote::RemoteTier;
 pub use runtime::{PROBE_LIMIT, RuntimeProbes};
 pub use store::{CleanError, LocalStore, Lookup, StoreStats};
-pub use tracked::Tracked;
 
 use crate::config::{Task, Workspace};
 use crate::error::{Error, Result};

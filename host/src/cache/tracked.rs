@@ -69,17 +69,7 @@ impl Tracked {
 /// The repository holding `root`: its git directory and its top level.
 /// A `.git` file (a worktree, a submodule) names its git directory.
 fn find_repository(root: &Path) -> Option<(PathBuf, PathBuf)> {
-    for dir in root.ancestors() {
-        let dot_git = dir.join(".git");
-        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { continue };
-        if meta.is_dir() {
-            return Some((dot_git, dir.to_path_buf()));
-        }
-        let text = crate::paths::read_regular_string(&dot_git, 4096).ok()?;
-        let named = text.trim().strip_prefix("gitdir:")?.trim();
-        return Some((dir.join(named), dir.to_path_buf()));
-    }
-    None
+    root.ancestors().find_map(|dir| Some((crate::paths::git_dir_at(dir)?, dir.to_path_buf())))
 }
 
 /// The tracked files under `prefix` (the workspace within the

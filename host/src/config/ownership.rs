@@ -17,7 +17,7 @@
 //! a workspace of many projects pays for the pairs that could meet, not
 //! for every pair; those are then decided exactly (`super::overlap`).
 //! What only the disk shows (a file git tracks matched by an output glob)
-//! is the cache's to refuse at run time (`cache::Tracked`).
+//! is the cache's to refuse at run time (`cache/tracked.rs`).
 
 use std::cell::OnceCell;
 use std::collections::HashSet;

@@ -9,7 +9,7 @@
 //! `packed-refs`) or a detached commit. Anything unreadable is `None`:
 //! this is a label for history, never an input of a key.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where HEAD is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct Head {
 
 /// HEAD of the repository holding `root`.
 pub fn read_head(root: &Path) -> Head {
-    let Some(git_dir) = root.ancestors().find_map(git_dir_at) else { return Head::default() };
+    let Some(git_dir) = root.ancestors().find_map(crate::paths::git_dir_at) else { return Head::default() };
     let common = crate::paths::read_regular_string(&git_dir.join("commondir"), crate::paths::STATE_LIMIT)
         .ok()
         .map(|c| git_dir.join(c.trim()))
@@ -38,17 +38,6 @@ pub fn read_head(root: &Path) -> Head {
         },
         None => Head { branch: None, commit: is_object_id(head).then(|| head.to_string()) },
     }
-}
-
-/// The git directory of a repository whose work tree is `dir`.
-fn git_dir_at(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    if dot_git.is_dir() {
-        return Some(dot_git);
-    }
-    let pointer = crate::paths::read_regular_string(&dot_git, crate::paths::STATE_LIMIT).ok()?;
-    let target = pointer.trim().strip_prefix("gitdir:")?.trim();
-    Some(dir.join(target))
 }
 
 /// A ref's commit: its loose file, else its line in `packed-refs`.
@@ -71,6 +60,8 @@ fn is_object_id(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     const A: &str = "0123456789abcdef0123456789abcdef01234567";

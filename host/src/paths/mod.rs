@@ -8,14 +8,17 @@
 //! | `lexical` | resolving `.` and `..` without touching the filesystem |
 //! | `inside` | paths and links that must stay inside a directory, and why one was refused |
 //! | `regular` | opening workspace files only when they are regular files, without blocking; bounded reads |
+//! | `git` | where a repository's git directory is (`.git`, or the one a `.git` file names) |
 //! | `contained` | writing beneath a directory through handles that never follow a link (the kernel's check, after the lexical one) |
 
 mod contained;
+mod git;
 mod inside;
 mod lexical;
 mod regular;
 
 pub use contained::Contained;
+pub use git::git_dir_at;
 pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
 pub use lexical::normalize_lexically;
 pub use regular::{CONFIG_LIMIT, STATE_LIMIT, open_regular, read_config, read_regular, read_regular_string};

@@ -21,12 +21,9 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
             "not a regular file (a FIFO, socket or device): vx reads only files",
         ));
     }
-    // Reads of a regular file never block on O_NONBLOCK's account, but
-    // a handle passed on should behave as an ordinary one.
-    let fd = std::os::fd::AsFd::as_fd(&file);
-    let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL)?;
-    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) - nix::fcntl::OFlag::O_NONBLOCK;
-    nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFL(flags))?;
+    // O_NONBLOCK stays set: it changes nothing for a regular file (whose
+    // reads never block on its account), and clearing it cost two
+    // syscalls per file hashed.
     Ok(file)
 }
 

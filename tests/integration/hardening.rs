@@ -245,6 +245,34 @@ fn a_process_that_re_forks_out_of_its_session_in_a_loop_does_not_outlive_the_tas
 }
 
 #[test]
+fn every_session_of_one_vx_runs_its_tasks_in_a_cgroup_of_its_own() {
+    // `--verify=determinism` runs three sessions in one vx. Each guard
+    // removes its session's cgroup when the session ends; a directory
+    // shared by the process's sessions went under the next session's
+    // tasks (`ENODEV` at spawn, or a task run outside any cgroup).
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let record = format!("cat /proc/self/cgroup >> {}; mkdir -p dist; echo x > dist/x", env.path("cg.txt").display());
+    let build = task("build", &record, "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+    let contained = cgroups_in_force(&env);
+    let out = env.vx(&["run", "build", "--verify=determinism"]);
+    out.assert_success();
+    let lines: Vec<String> = env.read("cg.txt").lines().filter(|l| l.starts_with("0::")).map(str::to_string).collect();
+    assert_eq!(lines.len(), 3, "the run and its two comparison runs\n{out}");
+    if contained {
+        for line in &lines {
+            let parent = line.rsplit_once('/').map(|(p, _)| p).unwrap_or_default();
+            assert!(parent.rsplit('/').next().is_some_and(|d| d.starts_with("vx-")), "in a task cgroup: {lines:?}");
+        }
+        let sessions: std::collections::BTreeSet<&str> =
+            lines.iter().filter_map(|l| l.rsplit_once('/').map(|(p, _)| p)).collect();
+        assert_eq!(sessions.len(), 3, "a directory per session: {lines:?}");
+    }
+}
+
+#[test]
 fn an_interactive_task_without_a_terminal_fails_at_once_saying_so() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);

@@ -9,13 +9,16 @@
 //! be left without privileges, and `cgroup.kill` kills every member,
 //! however it forks, in one step of the kernel.
 //!
-//! Where: a `vx-PID` directory made beside vx's own cgroup's processes, in
-//! the cgroup v2 hierarchy vx is in (`/proc/self/cgroup`, found through
+//! Where: a `vx-PID-N` directory made beside vx's own cgroup's processes,
+//! in the cgroup v2 hierarchy vx is in (`/proc/self/cgroup`, found through
 //! `/proc/self/mountinfo`): writable as root, or in a user slice systemd
-//! delegated. Each task's cgroup is `vx-PID/tN`; the child moves itself
-//! into it between fork and exec (writing `0` to `cgroup.procs`), so
-//! nothing it starts is ever outside. The guard process is told the
-//! directory and kills and removes it when vx goes, however vx goes.
+//! delegated. There is one per guard process (a session; `vx verify` and
+//! `vx watch` run several in one vx), since each guard kills and removes
+//! its directory when its session ends or vx goes, however vx goes: one
+//! directory shared by a process's sessions was removed under the next
+//! session's tasks (`ENODEV` at spawn). Each task's cgroup is
+//! `vx-PID-N/tM`; the child moves itself into it between fork and exec
+//! (writing `0` to `cgroup.procs`), so nothing it starts is ever outside.
 //! Elsewhere (no cgroup v2, a read-only hierarchy) nothing changes: the
 //! guard's sweep stays, and `vx info` says which is in force.
 
@@ -27,24 +30,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
-/// This vx's cgroup directory, under which each task gets one.
+/// One session's cgroup directory, under which each task gets one.
 #[derive(Debug)]
 pub struct RunCgroup {
     dir: PathBuf,
     next: AtomicU64,
 }
 
-/// The run's cgroup, made on first use; `None` where vx cannot make one.
-pub fn run_cgroup() -> Option<&'static RunCgroup> {
-    static RUN: OnceLock<Option<RunCgroup>> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let parent = own_cgroup_dir()?;
-        remove_abandoned(&parent);
-        let dir = parent.join(format!("vx-{}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        Some(RunCgroup { dir, next: AtomicU64::new(0) })
-    })
-    .as_ref()
+/// A new cgroup directory for one session; `None` where vx cannot make
+/// one. The first call of a process also clears what crashed vx
+/// processes left.
+pub fn run_cgroup() -> Option<RunCgroup> {
+    static PARENT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let parent = PARENT
+        .get_or_init(|| {
+            let parent = own_cgroup_dir()?;
+            remove_abandoned(&parent);
+            Some(parent)
+        })
+        .as_ref()?;
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let dir = parent.join(format!("vx-{}-{n}", std::process::id()));
+    std::fs::create_dir(&dir).ok()?;
+    Some(RunCgroup { dir, next: AtomicU64::new(0) })
 }
 
 /// What `vx info` says of containment: the cgroup directory in force, or
@@ -193,14 +202,18 @@ fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("vx-")).and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
-        };
+        let Some(pid) = owner_pid(&name.to_string_lossy()) else { continue };
         if pid != std::process::id() as i32 && !super::ladder::pid_alive(pid) {
             kill_dir(&entry.path());
             remove_tree(&entry.path());
         }
     }
+}
+
+/// The vx process a `vx-PID-N` directory was made by.
+fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix("vx-")?;
+    rest.split('-').next()?.parse().ok()
 }
 
 /// Every pid in the cgroup at `dir` and below.

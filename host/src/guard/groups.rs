@@ -17,7 +17,14 @@ pub struct Groups {
     run_id: Option<Arc<str>>,
     /// Started on the first spawn: a run that restores every task from the
     /// cache starts no process, so it needs no guard.
-    guard: Arc<OnceLock<Option<Arc<GuardLink>>>>,
+    guard: Arc<OnceLock<Option<Guard>>>,
+}
+
+/// A guard process and the cgroup directory it removes when it ends.
+#[derive(Debug)]
+struct Guard {
+    link: Arc<GuardLink>,
+    cgroup: Option<super::cgroup::RunCgroup>,
 }
 
 impl Groups {
@@ -32,16 +39,18 @@ impl Groups {
         Groups { run_id: Some(run_id.into()), ..Groups::default() }
     }
 
-    fn guard(&self) -> Option<&Arc<GuardLink>> {
+    fn guard(&self) -> Option<&Guard> {
         let run_id = self.run_id.as_ref()?;
         self.guard
             .get_or_init(|| {
                 let link = GuardLink::start_watched(run_id)?;
-                // The guard kills and removes the run's cgroup when vx goes.
-                if let Some(run) = super::cgroup::run_cgroup() {
+                // The guard kills and removes this session's cgroup when
+                // the session ends or vx goes.
+                let cgroup = super::cgroup::run_cgroup();
+                if let Some(run) = &cgroup {
                     link.send(&format!("c{}", run.dir().display()));
                 }
-                Some(link)
+                Some(Guard { link, cgroup })
             })
             .as_ref()
     }
@@ -50,21 +59,20 @@ impl Groups {
     /// a guard process watches this registry (one that does not, a probe's
     /// or a test's, would leave the cgroup behind if vx were killed).
     pub(super) fn task_cgroup(&self) -> Option<super::cgroup::TaskCgroup> {
-        self.guard()?;
-        super::cgroup::run_cgroup()?.task()
+        self.guard()?.cgroup.as_ref()?.task()
     }
 
     /// Where a forked child announces its own group to the guard (starting
     /// the guard if this is the first spawn).
     pub fn registration_fd(&self) -> Option<RawFd> {
-        self.guard().and_then(|g| g.registration_fd())
+        self.guard().and_then(|g| g.link.registration_fd())
     }
 
     /// Closes the pipe to the guard, if one was started: it stops whatever
     /// is still listed and exits.
     pub fn close_guard(&self) {
         if let Some(Some(guard)) = self.guard.get() {
-            guard.close();
+            guard.link.close();
         }
     }
 
@@ -76,7 +84,7 @@ impl Groups {
     pub fn unregister(&self, pgid: i32) {
         self.live.lock().expect("groups lock poisoned").remove(&pgid);
         if let Some(Some(guard)) = self.guard.get() {
-            guard.send(&format!("-{pgid}"));
+            guard.link.send(&format!("-{pgid}"));
         }
     }
 

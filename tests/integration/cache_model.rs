@@ -33,10 +33,9 @@
 //! and each reference build is checked to hold the outputs its sources
 //! call for, so the comparison cannot pass on an empty one.
 //!
-//! What the model found is kept below as regression tests. Those vx still
-//! fails are `#[ignore]`d with the bug as the reason, and the steps that
-//! show them are off ([`DIR_BECOMES_FILE`], [`MODE_CHANGES`],
-//! [`FORCE_BESIDE_PLAIN`]) until the fix turns them on.
+//! What the model found is kept below as regression tests, each fixed;
+//! the steps that showed them ([`DIR_BECOMES_FILE`], [`MODE_CHANGES`],
+//! [`FORCE_BESIDE_PLAIN`]) were off until the fix and are on since.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -56,18 +55,14 @@ const CI_CASES: u64 = 10;
 /// (`a_source_directory_that_becomes_a_file_builds_as_from_clean`).
 const DIR_BECOMES_FILE: bool = true;
 
-/// Whether a step may make a source executable (or not). Off while a
-/// file's mode is not in its task's key, so a hit restores outputs with
-/// the modes of an older build (`a_source_made_executable_is_a_miss`);
-/// turn on with the fix.
-const MODE_CHANGES: bool = false;
+/// Whether a step may make a source executable (or not): the owner's
+/// execute bit is in the key (`a_source_made_executable_is_a_miss`).
+const MODE_CHANGES: bool = true;
 
 /// Whether a run step may be `vx run build` and `vx run build --force` at
-/// once. Off while a forced dependency's outputs can be cleared under a
-/// dependent another vx runs
-/// (`a_dependency_forced_by_another_vx_cannot_poison_its_dependents_entry`);
-/// turn on with the fix.
-const FORCE_BESIDE_PLAIN: bool = false;
+/// once: a running task holds its dependencies' locks shared
+/// (`a_dependency_forced_by_another_vx_cannot_poison_its_dependents_entry`).
+const FORCE_BESIDE_PLAIN: bool = true;
 
 /// One file or directory of a tree, symbolic links not followed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -999,13 +994,12 @@ fn a_source_directory_that_becomes_a_file_builds_as_from_clean() {
 }
 
 /// The model found this with [`MODE_CHANGES`] (seed 85): an input's
-/// permission bits are not in its task's key (docs/cache.md, "The key": a
-/// path and the BLAKE3 of the content), yet outputs are archived and
-/// restored with theirs. After `chmod +x` on a source the build copies,
-/// the run is a hit and the copy keeps the mode of the old build, where a
-/// build from clean makes it executable.
+/// permission bits were not in its task's key, yet outputs are archived
+/// and restored with theirs. After `chmod +x` on a source the build
+/// copies, the run was a hit and the copy kept the mode of the old build,
+/// where a build from clean makes it executable. The owner's execute bit
+/// is in the key now (docs/cache.md, "The key").
 #[test]
-#[ignore = "vx bug: an input's mode is not in the key, so a hit restores outputs with an older build's modes"]
 fn a_source_made_executable_is_a_miss() {
     let mut case = Case::new("a_source_made_executable".into(), &one_project());
     case.apply(Step::Run(Run::Plain));
@@ -1046,10 +1040,10 @@ fn build_project(name: &str, deps: &str, command: &str) -> String {
 /// that tolerates a missing file (a bundler taking whatever its
 /// dependency's `dist/` holds) succeeds instead, and stores an entry
 /// built from the cleared outputs, which every later hit restores. A
-/// task's lock covers its own run, not its outputs while dependents in
-/// other processes read them.
+/// task's lock covered its own run, not its outputs while dependents in
+/// other processes read them; a running task now holds the locks of the
+/// tasks it depends on, shared, so the forced one waits.
 #[test]
-#[ignore = "vx bug: a dependency re-run by another vx clears the outputs a running dependent reads"]
 fn a_dependency_forced_by_another_vx_cannot_poison_its_dependents_entry() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);
@@ -1102,12 +1096,11 @@ fn a_dependency_forced_by_another_vx_cannot_poison_its_dependents_entry() {
     );
 }
 
-/// `vx run build --cache off` takes no task lock, so beside `vx run build`
-/// both run the same task at once in the same directory; the cached run
-/// then stores what the two commands wrote together, and every later hit
-/// restores it.
+/// `vx run build --cache off` took no task lock, so beside `vx run build`
+/// both ran the same task at once in the same directory; the cached run
+/// then stored what the two commands wrote together, and every later hit
+/// restored it. With the cache off the task's lock is taken all the same.
 #[test]
-#[ignore = "vx bug: a --cache off run takes no task lock, so a cached run beside it stores both runs' writes"]
 fn a_run_with_the_cache_off_beside_a_cached_run_cannot_poison_the_entry() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);

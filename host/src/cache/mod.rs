@@ -396,10 +396,11 @@ impl Cache {
     /// list to the next.
     fn hash_ref(&self, f: &FileRef, next: &mut usize) -> std::io::Result<blake3::Hash> {
         let Some(stat) = &f.stat else { return self.hasher.hash(&f.abs) };
-        match self.git_view().filter(|_| !f.via_link) {
-            Some(view) => view.hash(&f.abs, stat, next, || self.hasher.hash_stat(&f.abs, stat)),
-            None => self.hasher.hash_stat(&f.abs, stat),
-        }
+        let content = match self.git_view().filter(|_| !f.via_link) {
+            Some(view) => view.hash(&f.abs, stat, next, || self.hasher.hash_stat(&f.abs, stat))?,
+            None => self.hasher.hash_stat(&f.abs, stat)?,
+        };
+        Ok(if stat.is_file() && stat.perm() & 0o100 != 0 { executable(&content) } else { content })
     }
 
     /// Hashes the files of sorted runs (`runs`), on several threads when
@@ -712,6 +713,18 @@ fn nested_projects(ws: &Workspace) -> std::collections::HashMap<PathBuf, Vec<Pat
         }
     }
     out
+}
+
+/// The digest a file's key entry has when its owner may execute it: its
+/// content's digest, marked. A task that copies or runs a file sees its
+/// mode as well as its bytes (`cp -p`, a script run directly), so a
+/// `chmod +x` is a miss, as git's index records the same bit; other mode
+/// bits are not kept by git and would differ between checkouts.
+fn executable(content: &blake3::Hash) -> blake3::Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"vx-executable\0");
+    h.update(content.as_bytes());
+    h.finalize()
 }
 
 /// A random per-workspace secret for env digests in manifests (0600).

@@ -191,6 +191,7 @@ impl<'w> Session<'w> {
             ready_tx,
             executors: Executors::new(ws),
             pending: Arc::default(),
+            lock_graph: std::sync::OnceLock::new(),
         };
         Session {
             shared,

@@ -12,8 +12,10 @@ use std::time::Instant;
 use tokio::sync::{Notify, mpsc};
 
 use super::exec::{Attempt, Chosen, Executor, Executors, Persistence, Refused, effective_executor, task_command};
+use super::locking::{LockGraph, Locking};
 use super::options::RunOptions;
 use super::task_cache::{Begun, CacheJob};
+use super::task_lock::{Readers, TaskLock, Waited};
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::{Task, Workspace};
 use crate::events::{Bus, CacheOutcome, Event, Phase, TaskResult, TaskStatus};
@@ -46,6 +48,8 @@ pub struct Shared<'w> {
     /// Persistent tasks report readiness here (their node).
     pub ready_tx: mpsc::UnboundedSender<usize>,
     pub executors: Executors,
+    /// The graph as task locks see it, made on the first prepared job.
+    pub lock_graph: std::sync::OnceLock<Arc<LockGraph>>,
 }
 
 /// One task to run, with everything it needs owned.
@@ -65,6 +69,8 @@ pub struct Job {
     /// Its start, already made in a batch (`run::batch`): keyed, without a
     /// hit, its lock let go ([`Begun::release_lock`]).
     pub begun: Option<Box<Begun>>,
+    /// The locks it takes; `None` for a persistent task or a group.
+    pub locking: Option<Locking>,
 }
 
 impl<'w> Shared<'w> {
@@ -135,7 +141,11 @@ impl<'w> Shared<'w> {
         };
         let retries = if task.persistent { 0 } else { self.opts.retries.unwrap_or(task.retries) };
         let outputs = (!task.outputs.is_empty()).then(|| (self.ws.root.clone(), project.dir.clone(), task.clone()));
-        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs, begun: None })
+        let locking = (!task.persistent && !task.is_group()).then(|| Locking {
+            root: self.ws.root.clone(),
+            graph: self.lock_graph.get_or_init(|| Arc::new(LockGraph::new(self.ws, graph))).clone(),
+        });
+        Ok(Job { attempt, cache, executor, retries, group: task.is_group(), outputs, begun: None, locking })
     }
 
     /// What node's cache steps need, with the cache `c` in use:
@@ -248,38 +258,38 @@ impl Job {
             (None, Some(c), None) => Some(c.begin(a.node, &a.id, cacheable_task && c.cache.reads()).await),
             _ => None,
         };
-        let _lock = match (&self.cache, &mut begun) {
-            (Some(c), Some(b)) if b.contended || b.released => {
+        // Another vx holds the lock (contended), a batch let it go, or
+        // there is no cache (`--cache off`: the outputs are written all
+        // the same): wait for it here.
+        let wait = match (&self.cache, &mut begun) {
+            (Some(_), Some(b)) if b.contended || b.released => {
                 // Contended: nothing was done, so all of it is done again
                 // once locked. Released by a batch: its key stands.
                 if b.contended {
                     begun = None;
                 }
-                // Waiting for another vx process to finish this task is
-                // not part of its duration (history's p50s feed the ETAs).
-                let say = |pid: Option<u32>| {
-                    let by = pid.map_or_else(|| "another vx".to_string(), |pid| format!("vx pid {pid}"));
-                    a.events.note(&a.id, &format!("waiting for {}, held by {by}", a.id));
-                };
-                let lock = match super::task_lock::acquire(&c.root, &a.id, &a.cancelled, say).await {
-                    super::task_lock::Waited::Locked(lock) => lock,
-                    super::task_lock::Waited::Cancelled => None,
-                    super::task_lock::Waited::Nested(pid) => {
-                        let why = format!(
-                            "{} is being run by the vx that started this one (pid {pid}): a task's command cannot run the task itself",
-                            a.id
-                        );
-                        a.events.note(&a.id, &why);
-                        let mut result = TaskResult::not_run(a.id.clone(), TaskStatus::Failed(why));
-                        result.started = Some(start);
-                        return self.record(result, None);
-                    }
-                };
-                start = Instant::now();
-                lock
+                true
             }
-            (_, Some(b)) => b.lock.take(),
-            _ => None,
+            (None, None) => self.locking.is_some(),
+            _ => false,
+        };
+        let _lock: Option<TaskLock> = if wait {
+            match self.wait_for_own_lock().await {
+                Ok(lock) => {
+                    // Waiting for another vx process to finish this task
+                    // is not part of its duration (history's p50s feed
+                    // the ETAs).
+                    start = Instant::now();
+                    lock
+                }
+                Err(why) => {
+                    let mut result = TaskResult::not_run(a.id.clone(), TaskStatus::Failed(why));
+                    result.started = Some(start);
+                    return self.record(result, None);
+                }
+            }
+        } else {
+            begun.as_mut().and_then(|b| b.lock.take())
         };
         if a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
             // vx was stopped while this task waited for another process to
@@ -331,6 +341,11 @@ impl Job {
             result.duration = start.elapsed();
             return self.record(result, keyed.map(|(_, m)| m));
         }
+        // Held while it runs and stores: another vx may not clear or
+        // restore the outputs it reads.
+        let Some(_readers) = self.read_locks().await else {
+            return (self.attempt.node, TaskResult::not_run(self.attempt.id.clone(), TaskStatus::Cancelled), None);
+        };
         let (ran, tries, cleared) = self.run_attempts().await;
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();
@@ -361,6 +376,49 @@ impl Job {
             usage: tries.usage,
         };
         self.record(result, manifest)
+    }
+
+    /// Waits for the task's own lock (see [`super::task_lock::acquire`]),
+    /// saying once who holds it. `Err` when this vx runs inside the very
+    /// task (its command runs vx on itself): the reason to fail with.
+    async fn wait_for_own_lock(&self) -> Result<Option<TaskLock>, String> {
+        let a = &self.attempt;
+        let Some(root) = self.locking.as_ref().map(|l| &l.root).or(self.cache.as_ref().map(|c| &c.root)) else {
+            return Ok(None);
+        };
+        let say = |pid: Option<u32>| {
+            let by = pid.map_or_else(|| "another vx".to_string(), |pid| format!("vx pid {pid}"));
+            a.events.note(&a.id, &format!("waiting for {}, held by {by}", a.id));
+        };
+        match super::task_lock::acquire(root, &a.id, &a.cancelled, say).await {
+            Waited::Locked(lock) => Ok(lock),
+            Waited::Cancelled => Ok(None),
+            Waited::Nested(pid) => {
+                let why = format!(
+                    "{} is being run by the vx that started this one (pid {pid}): a task's command cannot run the task itself",
+                    a.id
+                );
+                a.events.note(&a.id, &why);
+                Err(why)
+            }
+        }
+    }
+
+    /// The shared locks of the tasks whose outputs this one may read,
+    /// waiting (and saying so once) while another vx runs or restores
+    /// one; `None` when vx stopped meanwhile.
+    async fn read_locks(&self) -> Option<Readers> {
+        let Some(locking) = &self.locking else { return Some(Readers::default()) };
+        let a = &self.attempt;
+        let ids = locking.graph.read_by(a.node);
+        if ids.is_empty() {
+            return Some(Readers::default());
+        }
+        let say = |dep: &str, pid: Option<u32>| {
+            let by = pid.map_or_else(|| "another vx".to_string(), |pid| format!("vx pid {pid}"));
+            a.events.note(&a.id, &format!("waiting for {dep}, held by {by}, whose outputs {} reads", a.id));
+        };
+        super::task_lock::share(&locking.root, &ids, &a.cancelled, say).await
     }
 
     /// Runs the command, and again after a failed or timed-out attempt

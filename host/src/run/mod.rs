@@ -15,6 +15,7 @@
 //! | `record` | history as a subscriber |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
 //! | `task_lock` | one run of a task at a time across vx processes |
+//! | `locking` | which locks a job takes: its own, its dependencies' shared |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
 mod admission;
@@ -28,6 +29,7 @@ mod exec;
 mod front;
 mod keys;
 mod lifecycle;
+mod locking;
 mod mutex;
 mod options;
 mod pass_through;

@@ -5,9 +5,19 @@
 //! it. The second waits on an advisory lock under `.vx/locks/` and then,
 //! usually, finds the first one's result in the cache.
 //!
-//! A task holds its lock while it looks up, runs and stores; it never waits
-//! for another task while holding it, so two processes cannot deadlock.
-//! Persistent tasks take none (a server would hold it for its lifetime).
+//! A task holds its lock while it looks up, runs and stores; with the
+//! cache off too, since its outputs are written all the same. While it
+//! runs it also holds the locks of every task it depends on, directly or
+//! not, shared ([`share`]): another vx then cannot clear or restore the
+//! outputs it reads (`vx run lib#build --force` beside a running
+//! `app#build` waits for app). Persistent tasks take none (a server would
+//! hold it for its lifetime).
+//!
+//! No cycle of waits can form: a task waits for its own lock holding no
+//! other, and holds its own while it waits for shared locks only of tasks
+//! below it in the graph, whose holders are running them (and wait, if at
+//! all, only for tasks further below). Admission (slots, mutexes) comes
+//! before all of it.
 //!
 //! The kernel says who holds a lock (`/proc/locks`), so taking one writes
 //! nothing: a fully cached run takes one per task. A wait says once who
@@ -15,7 +25,10 @@
 //! rather than blocks, so that Ctrl-C and SIGTERM end it at once, and is
 //! refused when the holder is an ancestor of this vx and this vx runs
 //! inside that very task's command: a task whose command runs vx on the
-//! task itself would otherwise wait for its own end.
+//! task itself would otherwise wait for its own end. A nested vx that
+//! finds a lock held shared by its ancestor (a task's command running
+//! `vx run` of its own dependency) goes on without it, as the task it
+//! runs in is the reader.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -28,6 +41,12 @@ use nix::fcntl::{Flock, FlockArg};
 #[derive(Debug)]
 pub struct TaskLock {
     _lock: Flock<File>,
+}
+
+/// Shared locks of the tasks a running task depends on; held until dropped.
+#[derive(Debug, Default)]
+pub struct Readers {
+    _locks: Vec<Flock<File>>,
 }
 
 /// Another vx process holds the task's lock.
@@ -45,18 +64,33 @@ fn open(root: &Path, id: &str) -> Option<File> {
     open().ok().or_else(|| std::fs::create_dir_all(&dir).ok().and_then(|_| open().ok()))
 }
 
-/// The pid holding a `flock` on the file at `path`, from `/proc/locks`
+/// Who holds a `flock` on a file.
+#[derive(Debug, Clone, Copy)]
+struct Holder {
+    pid: u32,
+    /// Held exclusively (the task runs or restores), not shared (a
+    /// dependent reads its outputs).
+    exclusive: bool,
+}
+
+/// A holder of a `flock` on the file at `path`, from `/proc/locks`
 /// (`N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF`), matched by inode.
-fn lock_holder(path: &Path) -> Option<u32> {
+fn lock_holder(path: &Path) -> Option<Holder> {
     use std::os::unix::fs::MetadataExt;
     let ino = std::fs::metadata(path).ok()?.ino().to_string();
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     locks.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let at = fields.iter().position(|f| *f == "FLOCK")?;
-        let (pid, file) = (fields.get(at + 3)?, fields.get(at + 4)?);
-        (file.rsplit(':').next()? == ino).then(|| pid.parse().ok()).flatten()
+        let (kind, pid, file) = (fields.get(at + 2)?, fields.get(at + 3)?, fields.get(at + 4)?);
+        (file.rsplit(':').next()? == ino)
+            .then(|| Some(Holder { pid: pid.parse().ok()?, exclusive: *kind == "WRITE" }))?
     })
+}
+
+/// Whether this vx runs inside a task's command (`VX_TASK` is set).
+fn inside_a_task() -> bool {
+    std::env::var_os("VX_TASK").is_some()
 }
 
 /// Whether this vx was started by the command of task `id` (`VX_PROJECT`
@@ -111,15 +145,62 @@ pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: imp
             return Waited::Locked(lock);
         }
         let holder = lock_holder(&path);
-        if let Some(pid) = holder.filter(|pid| inside_the_task(id) && crate::guard::is_ancestor(*pid as i32)) {
-            return Waited::Nested(pid);
+        if let Some(h) = holder.filter(|h| inside_a_task() && crate::guard::is_ancestor(h.pid as i32)) {
+            if !h.exclusive {
+                // The ancestor's task this vx runs in reads this task's
+                // outputs: waiting would be for its own end.
+                return Waited::Locked(None);
+            }
+            if inside_the_task(id) {
+                return Waited::Nested(h.pid);
+            }
         }
         if let Some(say) = waiting.take() {
-            say(holder);
+            say(holder.map(|h| h.pid));
         }
         if cancelled.load(Ordering::SeqCst) {
             return Waited::Cancelled;
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Takes the locks of `ids` (the tasks a task about to run depends on)
+/// shared, waiting while another vx runs or restores one of them, and
+/// calling `waiting` once with the first such task and its holder's pid.
+/// `None` when vx is stopping. A lock file that cannot be made, or one
+/// held by the ancestor this vx runs inside, is passed over.
+pub async fn share(
+    root: &Path,
+    ids: &[String],
+    cancelled: &AtomicBool,
+    waiting: impl FnOnce(&str, Option<u32>),
+) -> Option<Readers> {
+    let mut waiting = Some(waiting);
+    let mut locks = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(mut file) = open(root, id) else { continue };
+        loop {
+            match Flock::lock(file, FlockArg::LockSharedNonblock) {
+                Ok(lock) => {
+                    locks.push(lock);
+                    break;
+                }
+                Err((again, nix::errno::Errno::EWOULDBLOCK)) => file = again,
+                Err(_) => break,
+            }
+            let holder = lock_holder(&lock_path(root, id));
+            if holder.is_some_and(|h| inside_a_task() && crate::guard::is_ancestor(h.pid as i32)) {
+                break;
+            }
+            if let Some(say) = waiting.take() {
+                say(id, holder.map(|h| h.pid));
+            }
+            if cancelled.load(Ordering::SeqCst) {
+                return None;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+    Some(Readers { _locks: locks })
 }

@@ -137,3 +137,37 @@ fn the_same_tree_with_vx_toml_files_behaves_the_same() {
     env.vx(&["run", "build", "--concurrency", "8"]).assert_success();
     assert_build_order(&env);
 }
+
+/// Scripts get what their package manager gives them (release and
+/// version scripts read these): the package's name and version, the
+/// script's name and text, the manager (`npm_config_user_agent`, from the
+/// root's `packageManager`), the directory vx was started in, and every
+/// `node_modules/.bin` from the package up to the root on `PATH`.
+#[test]
+fn scripts_get_the_variables_their_package_manager_gives_them() {
+    let env = TestEnv::new();
+    env.write(
+        "package.json",
+        r#"{ "name": "root", "private": true, "packageManager": "pnpm@9.15.0", "workspaces": ["packages/*"] }"#,
+    );
+    let script = "printf '%s\\n%s\\n%s\\n%s\\n%s\\n%s\\n%s' \"$npm_package_name\" \"$npm_package_version\" \
+                  \"$npm_lifecycle_event\" \"$npm_lifecycle_script\" \"${npm_config_user_agent%% *}\" \"$INIT_CWD\" \
+                  \"$(mid-tool)\" > ../../out.txt";
+    let pkg = serde_json::json!({ "name": "@org/a", "version": "1.2.3", "scripts": { "release": script } });
+    env.write("packages/a/package.json", &pkg.to_string());
+    env.write("packages/node_modules/.bin/mid-tool", "#!/bin/sh\necho from-packages-bin\n");
+    std::fs::set_permissions(
+        env.path("packages/node_modules/.bin/mid-tool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let out = env.vx_in("packages", &["run", "release", "--all"]);
+    out.assert_success();
+    let fields: Vec<String> = env.read("out.txt").lines().map(str::to_string).collect();
+    let cwd = env.path("packages").canonicalize().expect("canonical").display().to_string();
+    assert_eq!(
+        fields,
+        ["@org/a", "1.2.3", "release", script, "pnpm/9.15.0", cwd.as_str(), "from-packages-bin"],
+        "{out}"
+    );
+}

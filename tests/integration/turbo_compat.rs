@@ -161,35 +161,64 @@ fn each_note_names_the_file_that_set_the_key() {
     assert!(!out.stdout.contains("packages/web/turbo.json: tasks.build.outputLogs"), "{out}");
 }
 
+/// As in Turborepo, a package `turbo.json` turbo cannot load fails the
+/// runs that include the package, not the workspace: with no `vx.toml`
+/// (turbo.json read natively) and through `vx init`, which translates the
+/// rest and lists what turbo would refuse.
 #[test]
-fn an_invalid_package_turbo_json_is_refused() {
+fn an_invalid_package_turbo_json_fails_only_the_runs_that_include_it() {
     let env = package_config();
+    env.write("packages/api/package.json", &package("api", &[], &[("build", &log_cmd("api-build"))]));
+    let extends = "packages/web/turbo.json: a package turbo.json needs `\"extends\": [\"//\"]`";
     env.write("packages/web/turbo.json", r#"{ "tasks": { "build": {} } }"#);
-    let out = env.vx(&["init"]);
+    let out = env.vx(&["run", "build", "--filter", "api"]);
+    out.assert_success();
+    assert_eq!(env.log(), ["api-build"], "{out}");
+    assert!(out.stderr.contains(extends) && out.stderr.contains("not needed by this run"), "a warning\n{out}");
+
+    let out = env.vx(&["run", "build"]);
     out.assert_code(2);
     let line = out.error_line();
-    assert!(line.contains("packages/web/turbo.json: a package turbo.json needs `\"extends\": [\"//\"]`"), "{out}");
+    assert!(line.contains(extends), "{out}");
     assert!(line.contains("add `\"extends\": [\"//\"]`"), "the hint says how to mend it\n{out}");
+    assert_eq!(env.log(), ["api-build"], "nothing ran\n{out}");
+    let info = env.vx(&["info"]);
+    assert!(info.stdout.lines().any(|l| l.starts_with("refused") && l.contains(extends)), "{info}");
 
     env.write("packages/web/turbo.json", r#"{ "extends": ["//"], "tasks": { "web#build": {} } }"#);
-    let out = env.vx(&["init"]);
+    let out = env.vx(&["run", "web#typecheck"]);
     out.assert_code(2);
     assert!(out.error_line().contains("tasks.web#build: a package turbo.json may not name a package's task"), "{out}");
-    assert!(!env.root().join("vx.toml").exists(), "nothing is written when the source is refused");
+
+    let out = env.vx(&["init"]);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("refused by turbo when a run includes web: packages/web/turbo.json: tasks.web#build"),
+        "vx init lists what turbo refuses and writes the rest\n{out}"
+    );
+    assert!(env.root().join("vx.toml").exists() && env.root().join("packages/api/vx.toml").exists(), "{out}");
 }
 
 #[test]
-fn a_self_dependency_is_refused_as_turbo_refuses_it() {
+fn a_self_dependency_fails_the_runs_that_include_it_as_turbo_does() {
     let env = TestEnv::new();
     env.write("package.json", &root_package(""));
-    env.write("packages/lib-b/package.json", &package("lib-b", &[], &[("build4", "true")]));
-    env.write("turbo.json", r#"{ "tasks": { "build4": { "dependsOn": ["build4"] } } }"#);
-    let out = env.vx(&["init"]);
+    let scripts = [("build4", "true"), ("lint", &*log_cmd("lint"))];
+    env.write("packages/lib-b/package.json", &package("lib-b", &[], &scripts));
+    env.write("turbo.json", r#"{ "tasks": { "build4": { "dependsOn": ["build4"] }, "lint": {} } }"#);
+    let line = "vx: error: turbo.json: tasks.build4.dependsOn: task `lib-b#build4` depends on itself; remove it from \
+                dependsOn; turbo refuses it too";
+    let out = env.vx(&["run", "build4"]);
     out.assert_code(2);
-    assert_eq!(
-        out.error_line(),
-        "vx: error: turbo.json: tasks.build4.dependsOn: task `lib-b#build4` depends on itself; remove it from \
-         dependsOn; turbo refuses it too"
+    assert_eq!(out.error_line(), line);
+    let out = env.vx(&["run", "lint"]);
+    out.assert_success();
+    assert_eq!(env.log(), ["lint"], "the rest of the workspace runs\n{out}");
+    let out = env.vx(&["init"]);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("refused by turbo when a run includes lib-b#build4: turbo.json: tasks.build4"),
+        "{out}"
     );
 }
 
@@ -335,6 +364,12 @@ fn turbo_plan(env: &TestEnv, turbo: &std::path::Path, task: &str, rename: impl F
 /// vx's `--dry=json` plan of `task`, after `vx init`.
 fn vx_plan(env: &TestEnv, task: &str) -> Planned {
     env.vx(&["init"]).assert_success();
+    vx_plan_native(env, task)
+}
+
+/// vx's `--dry=json` plan of `task` as the workspace is: with no
+/// `vx.toml`, turbo.json read natively.
+fn vx_plan_native(env: &TestEnv, task: &str) -> Planned {
     let out = env.vx(&["run", task, "--dry=json"]);
     out.assert_success();
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("vx --dry=json is JSON");
@@ -377,6 +412,11 @@ fn turbo_and_vx_plan_the_same_tasks() {
     let by_turbo = turbo_plan(&env, &turbo, "build", |id| id.replace("//#", "root#"));
     assert!(by_turbo.contains_key("mid#build") && by_turbo.contains_key("root#lint"), "{by_turbo:?}");
     assert_eq!(
+        vx_plan_native(&env, "build"),
+        by_turbo,
+        "with no vx.toml, vx reads turbo.json and plans what turbo plans"
+    );
+    assert_eq!(
         vx_plan(&env, "build"),
         by_turbo,
         "vx plans what turbo plans: the same tasks, no-ops as groups, the same edges"
@@ -400,5 +440,36 @@ fn turbo_and_vx_plan_the_same_tasks_in_a_single_package_repository() {
     );
     let by_turbo = turbo_plan(&env, &turbo, "test", |id| format!("solo#{id}"));
     assert_eq!(by_turbo.len(), 3, "{by_turbo:?}");
+    assert_eq!(vx_plan_native(&env, "test"), by_turbo, "read natively");
     assert_eq!(vx_plan(&env, "test"), by_turbo, "the root package is the one project in both tools");
+}
+
+/// With no `vx.toml`, `turbo.json` is the configuration: `vx run build`
+/// orders, caches and restores as turbo does, `vx info` says what it read,
+/// and a root `vx.toml` (written by `vx init`) then wins over it.
+#[test]
+fn turbo_json_is_configuration_without_vx_init() {
+    let env = noop_chain();
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    assert_before(&env.log(), "mid-codegen", "app-build");
+    assert_before(&env.log(), "lib-build", "app-build");
+    let again = env.vx(&["run", "build"]);
+    again.assert_success();
+    assert_eq!(env.log().len(), 3, "the second run is all hits\n{again}");
+    assert_eq!(again.summary().cached, 3, "{again}");
+    let info = env.vx(&["info"]);
+    let config = info.stdout.lines().find(|l| l.starts_with("config")).unwrap_or_default().to_string();
+    assert!(config.contains("turbo.json, read as Turborepo reads it"), "{info}");
+
+    // A change to turbo.json is a change of configuration: codegen gains
+    // an output, so mid#codegen's key moves and it runs again.
+    env.write("turbo.json", r#"{ "tasks": { "build": { "dependsOn": ["^build", "codegen"], "outputs": ["dist/**"] }, "codegen": { "outputs": ["gen/**"] } } }"#);
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    assert!(env.log().iter().filter(|l| *l == "mid-codegen").count() == 2, "{out}");
+
+    env.vx(&["init"]).assert_success();
+    let info = env.vx(&["info"]);
+    assert!(info.stdout.contains("vx.toml (the turbo.json beside it is not read"), "{info}");
 }

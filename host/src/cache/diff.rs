@@ -75,6 +75,9 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
     if old.root_deps != new.root_deps {
         out.push(change("root-dependencies", "changed", "the workspace root's dependencies or their lockfile slice"));
     }
+    if old.outputs != new.outputs {
+        out.push(change("outputs", "changed", format!("{:?} → {:?}", old.outputs, new.outputs)));
+    }
     out
 }
 
@@ -130,6 +133,7 @@ mod tests {
             package_json: String::new(),
             lockfile: String::new(),
             root_deps: String::new(),
+            outputs: Vec::new(),
         }
     }
 

@@ -148,6 +148,7 @@ mod tests {
                 package_json: String::new(),
                 lockfile: String::new(),
                 root_deps: String::new(),
+                outputs: Vec::new(),
             },
         }
     }

@@ -88,6 +88,10 @@ pub struct KeyManifest {
     /// empty for the root project and a root that declares none.
     #[serde(default)]
     pub root_deps: String,
+    /// The task's output globs, sorted; empty in manifests older than
+    /// them and for a task without outputs.
+    #[serde(default)]
+    pub outputs: Vec<String>,
 }
 
 /// A task's input files as `(workspace-relative path, BLAKE3)`, sorted:
@@ -190,6 +194,10 @@ pub struct KeyInputs<'a> {
     pub global: &'a [(String, blake3::Hash)],
     pub deps: &'a [(String, CacheKey)],
     pub package: &'a ProjectDeps,
+    /// The task's `outputs` globs: what an entry holds. A hit of an entry
+    /// stored before `gen/**` was added would restore no `gen/`, where a
+    /// fresh run writes it (Turborepo hashes its outputs too).
+    pub outputs: &'a [String],
 }
 
 impl KeyInputs<'_> {
@@ -266,6 +274,17 @@ impl KeyInputs<'_> {
             field(&mut h, b"root-deps");
             field(&mut h, root_deps.as_bytes());
         }
+        // Only when there are some: a task without outputs keeps its key.
+        let mut outputs = self.outputs.to_vec();
+        outputs.sort();
+        outputs.dedup();
+        if !outputs.is_empty() {
+            field(&mut h, b"outputs");
+            h.update(&(outputs.len() as u64).to_le_bytes());
+            for glob in &outputs {
+                field(&mut h, glob.as_bytes());
+            }
+        }
         let key = CacheKey(h.finalize().to_hex().to_string());
         let hex =
             |list: &[(String, blake3::Hash)]| list.iter().map(|(p, h)| (p.clone(), h.to_hex().to_string())).collect();
@@ -284,6 +303,7 @@ impl KeyInputs<'_> {
             package_json,
             lockfile,
             root_deps,
+            outputs,
         };
         (key, manifest)
     }
@@ -338,6 +358,7 @@ mod tests {
             global: &[],
             deps: &[],
             package: &NO_PACKAGE,
+            outputs: &[],
         };
         inputs.compute(&[7; 32]).0
     }
@@ -360,6 +381,36 @@ mod tests {
     }
 
     #[test]
+    fn output_globs_change_the_key_and_their_order_does_not() {
+        let command = Command::Shell("x".into());
+        let with = |outputs: &[String]| {
+            KeyInputs {
+                task: "a#b",
+                command: &command,
+                executor: "local",
+                executor_config: "",
+                env_mode: "strict",
+                env: &[],
+                runtime: &[],
+                files: &Arc::default(),
+                global: &[],
+                deps: &[],
+                package: &NO_PACKAGE,
+                outputs,
+            }
+            .compute(&[1; 32])
+        };
+        let dist = ["dist/**".to_string()];
+        let both = ["dist/**".to_string(), "gen/**".to_string()];
+        let (none, _) = with(&[]);
+        let (one, manifest) = with(&dist);
+        assert_ne!(none, one, "declaring outputs moves the key");
+        assert_ne!(one, with(&both).0, "adding one moves it again");
+        assert_eq!(with(&both).0, with(&[both[1].clone(), both[0].clone()]).0, "order does not count");
+        assert_eq!(manifest.outputs, dist, "the manifest names them for `vx why`");
+    }
+
+    #[test]
     fn the_manifest_never_holds_env_values() {
         let command = Command::Shell("x".into());
         let env = [("TOKEN".to_string(), Some("s3cr3t-value".to_string()))];
@@ -375,6 +426,7 @@ mod tests {
             global: &[],
             deps: &[],
             package: &NO_PACKAGE,
+            outputs: &[],
         }
         .compute(&[1; 32]);
         let json = serde_json::to_string(&manifest).unwrap();

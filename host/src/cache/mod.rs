@@ -485,6 +485,7 @@ impl Cache {
             global: &self.global,
             deps: &deps,
             package: project,
+            outputs: &task.outputs,
         };
         Ok(inputs.compute(&self.env_secret))
     }

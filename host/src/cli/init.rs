@@ -73,6 +73,17 @@ pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
     for difference in &plan.differences {
         let _ = writeln!(out, "differs from {}: {difference}", kind.name());
     }
+    // Translated as far as they go; a run that includes one fails with
+    // this line, as the source tool's would.
+    for broken in &plan.broken {
+        let what = broken.task.as_ref().map_or_else(|| broken.project.clone(), |t| format!("{}#{t}", broken.project));
+        let _ = writeln!(out, "refused by {} when a run includes {what}: {}", kind.name(), broken.why);
+    }
+    if !args.dry
+        && let Some(line) = ignore_vx_dir(cwd)
+    {
+        let _ = writeln!(out, "{line}");
+    }
     let verb = if args.dry { "would write" } else { "wrote" };
     let _ = writeln!(
         out,
@@ -86,4 +97,20 @@ pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
         check_written(cwd)?;
     }
     Ok(0)
+}
+
+/// Adds `.vx/` (the cache, history and locks) to the root `.gitignore`
+/// unless a line already names it, as `vx init` users expect their
+/// tool's state to be ignored; the line to print, when it wrote.
+fn ignore_vx_dir(root: &Path) -> Option<String> {
+    let path = root.join(".gitignore");
+    let text = crate::paths::read_config(&path).ok()?.unwrap_or_default();
+    let named = text.lines().map(str::trim).any(|l| matches!(l, ".vx" | ".vx/" | "/.vx" | "/.vx/" | ".vx/*"));
+    if named {
+        return None;
+    }
+    let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).ok()?;
+    file.write_all(format!("{sep}.vx/\n").as_bytes()).ok()?;
+    Some(format!("added .vx/ to {}", if text.is_empty() { ".gitignore (new)" } else { ".gitignore" }))
 }

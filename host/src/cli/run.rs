@@ -189,6 +189,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         println!("nothing to run in shard {shard}: the other shards have every selected task");
         return Ok(0);
     }
+    if graph.is_empty() && !prepared.selection.filters.is_empty() {
+        println!("nothing to run: the filters select no task");
+        return Ok(0);
+    }
     if graph.is_empty()
         && let Some(rev) = &prepared.selection.affected
     {

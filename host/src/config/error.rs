@@ -53,6 +53,10 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("failed to resolve {}: {source}", .path.display())]
     Resolve { path: PathBuf, source: std::io::Error },
+    /// A turbo configuration that cannot be read as turbo reads it
+    /// (`config::native`): the error as `vx init` gives it, hint and all.
+    #[error("{0}")]
+    Translated(Box<Error>),
 }
 
 impl From<Diagnostic> for ConfigError {
@@ -63,6 +67,9 @@ impl From<Diagnostic> for ConfigError {
 
 impl From<ConfigError> for Error {
     fn from(e: ConfigError) -> Error {
+        if let ConfigError::Translated(inner) = e {
+            return *inner;
+        }
         let hint = match &e {
             ConfigError::Invalid(d) => d.hint.clone(),
             ConfigError::NoWorkspace { .. } => {
@@ -75,6 +82,7 @@ impl From<ConfigError> for Error {
                 Some("give one of them another `name` in [project] of its vx.toml".to_string())
             }
             ConfigError::Read { .. } | ConfigError::Resolve { .. } => return Error::internal(e.to_string()),
+            ConfigError::Translated(_) => None,
         };
         let error = Error::config(e.to_string());
         match hint {

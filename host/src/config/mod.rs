@@ -10,7 +10,9 @@
 //! `env` says which variables a task sees and which are hashed.
 //! `ownership` refuses outputs that could remove what their task does not
 //! own (configuration files, other projects, another unordered task's
-//! outputs), deciding glob overlaps exactly with `overlap`.
+//! outputs), deciding glob overlaps exactly with `overlap`. `native`
+//! reads a Turborepo configuration (no root `vx.toml`) as configuration,
+//! through `vx init`'s translation.
 
 mod diag;
 mod discover;
@@ -19,6 +21,7 @@ pub mod edit;
 pub mod env;
 mod error;
 mod model;
+mod native;
 mod npm;
 mod overlap;
 mod ownership;
@@ -37,5 +40,6 @@ pub use model::{
     CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, Ready,
     RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
+pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace};

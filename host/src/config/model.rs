@@ -30,6 +30,12 @@ pub struct Workspace {
     pub remote: Option<RemoteSettings>,
     /// Every config file that was read, for `vx watch` to re-read on change.
     pub config_files: Vec<PathBuf>,
+    /// Which files configure it (`vx.toml`, or a turbo file read natively).
+    pub source: super::native::ConfigSource,
+    /// Tasks the configuration's tool refuses when a run includes them.
+    pub broken: Vec<super::native::Broken>,
+    /// The root `package.json`'s `packageManager` (`pnpm@9.15.0`).
+    pub package_manager: Option<String>,
     by_name: HashMap<String, usize>,
 }
 
@@ -56,6 +62,9 @@ impl Workspace {
             plugins,
             remote,
             config_files,
+            source: super::native::ConfigSource::default(),
+            broken: Vec::new(),
+            package_manager: None,
             by_name,
         }
     }
@@ -112,6 +121,9 @@ pub struct Project {
     /// The normalised digest of the project's `package.json`, when it has
     /// one: part of every one of its tasks' keys.
     pub package_json: Option<blake3::Hash>,
+    /// Its `package.json`'s `name` and `version`, for the variables a
+    /// package manager gives scripts (`npm_package_name`, …).
+    pub package: Option<(Option<String>, Option<String>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,12 @@ use super::error::{ConfigError, Diagnostic};
 #[derive(Debug, Default, Deserialize)]
 pub struct PackageJson {
     pub name: Option<String>,
+    /// Given to scripts as `npm_package_version`.
+    pub version: Option<String>,
+    /// `pnpm@9.15.0`: the root's names the manager scripts are told of
+    /// (`npm_config_user_agent`).
+    #[serde(rename = "packageManager")]
+    pub package_manager: Option<String>,
     #[serde(default)]
     pub scripts: BTreeMap<String, String>,
     #[serde(default)]

@@ -42,11 +42,24 @@ struct Files {
     /// only `//#task` entries are in turbo, so a root script such as
     /// `"build": "vx run build"` is not run by the very command it wraps.
     scripts_are_tasks: bool,
+    /// `toml` is the translation of a turbo file, not a file on disk.
+    translated: bool,
 }
 
 fn load_at_root(root: &Path) -> Result<Workspace> {
     let mut config_files = Vec::new();
-    let root_files = read_files(root, root)?;
+    let mut root_files = read_files(root, root)?;
+    let has_root_toml = root_files.toml.is_some();
+    // No root vx.toml: a turbo file is the configuration.
+    let turbo = match &root_files.toml {
+        None => super::native::turbo(root)?,
+        Some(_) => None,
+    };
+    if let Some(t) = &turbo {
+        root_files.toml = t.file(".")?;
+        root_files.translated = true;
+        config_files.extend(t.read.iter().map(|f| root.join(f)));
+    }
     let root_raw = root_files.toml.as_ref().map(|(_, raw)| raw);
     let (globs, globs_file): (Vec<String>, &str) =
         match root_raw.and_then(|r| r.workspace.as_ref()).and_then(|w| w.projects.as_ref()) {
@@ -59,9 +72,15 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     let dirs: Vec<PathBuf> = expand_project_globs(root, &globs)?.into_iter().filter(|d| d != root).collect();
     check_some_project(&globs, globs_file, &dirs)?;
     let mut all = par_map(&dirs, |dir| read_files(root, dir))?;
+    if let Some(t) = &turbo {
+        for files in all.iter_mut().filter(|f| f.toml.is_none()) {
+            files.toml = t.file(&files.rel_dir)?;
+            files.translated = files.toml.is_some();
+        }
+    }
 
     for files in std::iter::once(&root_files).chain(all.iter()) {
-        if files.toml.is_some() {
+        if files.toml.is_some() && !files.translated {
             config_files.push(files.dir.join("vx.toml"));
         }
         if files.pkg.is_some() {
@@ -87,6 +106,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     }
 
     let settings = root_settings(root, root_files.toml.as_ref())?;
+    let package_manager = root_files.pkg.as_ref().and_then(|p| p.package_manager.clone());
     // No project globs and a root package.json: a single-package
     // repository, whose root is its one project (turbo and npm agree).
     let single_package = globs.is_empty() && root_files.pkg.is_some();
@@ -101,7 +121,20 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     all.sort_by_cached_key(project_name);
     let projects = resolve_projects(root, &all)?;
     super::ownership::check_ownership(&projects)?;
-    Ok(Workspace::new(root.to_path_buf(), projects, settings, config_files))
+    let mut ws = Workspace::new(root.to_path_buf(), projects, settings, config_files);
+    ws.package_manager = package_manager;
+    match turbo {
+        Some(t) => {
+            ws.source = super::native::ConfigSource::Turbo { file: t.file };
+            ws.broken = t.broken;
+        }
+        None => {
+            if let Some(turbo) = super::native::has_turbo(root).filter(|_| has_root_toml) {
+                ws.source = super::native::ConfigSource::VxOverTurbo { turbo: turbo.to_string() };
+            }
+        }
+    }
+    Ok(ws)
 }
 
 fn read_files(root: &Path, dir: &Path) -> Result<Files> {
@@ -121,7 +154,7 @@ fn read_files(root: &Path, dir: &Path) -> Result<Files> {
         Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
         Err(_) => dir.to_string_lossy().into_owned(),
     };
-    Ok(Files { dir: dir.to_path_buf(), rel_dir, toml, pkg, scripts_are_tasks: true })
+    Ok(Files { dir: dir.to_path_buf(), rel_dir, toml, pkg, scripts_are_tasks: true, translated: false })
 }
 
 /// Runs `f` over `items` on a few threads, keeping order; the first error wins.
@@ -190,6 +223,7 @@ fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
                 tags,
                 tasks,
                 package_json: files.pkg.as_ref().and_then(|p| p.digest),
+                package: files.pkg.as_ref().map(|p| (p.name.clone(), p.version.clone())),
             })
         })
         .collect()

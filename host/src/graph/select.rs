@@ -32,6 +32,9 @@ pub struct Filter {
     skip_self: bool,
 }
 
+/// The longest `--filter` value taken.
+const MAX_FILTER: usize = 1024;
+
 impl Filter {
     /// Parses one `--filter` value.
     pub fn parse(text: &str) -> Result<Filter> {
@@ -39,6 +42,11 @@ impl Filter {
             Error::usage(format!("invalid --filter `{text}`: {why}"))
                 .with_hint("write it like `web`, `@org/*`, `./apps/*`, `web...`, `...web`, `[main]` or `!web`; see `vx run --help`")
         };
+        // A name or path glob this long names no project: refused, so a
+        // pasted blob is a usage error rather than an empty run.
+        if text.len() > MAX_FILTER {
+            return Err(bad(&format!("longer than {MAX_FILTER} bytes")));
+        }
         let mut rest = text.trim();
         let exclude = rest.starts_with('!');
         rest = rest.trim_start_matches('!');
@@ -93,11 +101,15 @@ impl Filter {
                 let set: BTreeSet<usize> =
                     ws.projects.iter().enumerate().filter(|(_, p)| glob.is_match(&p.name)).map(|(i, _)| i).collect();
                 if set.is_empty() {
+                    // As in Turborepo, a filter that selects nothing is an
+                    // empty selection, not an error (a CI job filtering a
+                    // package that a branch removed still passes); it is
+                    // said once, with the nearest name.
                     let hint = nearest(pattern, ws.projects.iter().map(|p| p.name.as_str())).map_or_else(
                         || "run `vx show` to list the projects".to_string(),
                         |n| format!("did you mean `{n}`?"),
                     );
-                    return Err(Error::usage(format!("--filter `{}` matches no project", self.text)).with_hint(hint));
+                    tracing::warn!("--filter `{}` matches no project; {hint}", crate::error::one_line(&self.text));
                 }
                 set
             }

@@ -54,6 +54,10 @@ pub struct WorkspaceInfo {
     pub projects: usize,
     pub tasks: usize,
     pub env_mode: &'static str,
+    /// Which files configure it (`vx.toml`, or a turbo file read natively).
+    pub config: String,
+    /// What the configuration's tool refuses when a run includes it.
+    pub refused: Vec<String>,
     /// Tasks with `sandbox`, and of them those without the host's network.
     pub sandboxed_tasks: usize,
     pub sandboxed_without_network: usize,
@@ -151,6 +155,8 @@ fn workspace(ws: &Workspace) -> WorkspaceInfo {
         projects: ws.projects.len(),
         tasks: tasks().count(),
         env_mode: ws.env_mode.as_str(),
+        config: ws.source.describe(),
+        refused: ws.broken.iter().map(|b| b.why.clone()).collect(),
         sandboxed_tasks: tasks().filter(|t| t.sandbox.is_some()).count(),
         sandboxed_without_network: tasks()
             .filter(|t| t.sandbox.as_ref().is_some_and(|s| s.network != Network::Host))

@@ -191,6 +191,8 @@ mod tests {
                 projects: 1,
                 tasks: 1,
                 env_mode: "strict",
+                config: "vx.toml".into(),
+                refused: Vec::new(),
                 sandboxed_tasks: 1,
                 sandboxed_without_network: 1,
             }),

@@ -18,6 +18,10 @@ pub fn render(info: &Info) -> String {
     match &info.workspace {
         Some(ws) => {
             line("workspace", format!("{} ({} projects, {} tasks)", ws.root.display(), ws.projects, ws.tasks));
+            line("config", ws.config.clone());
+            for refused in &ws.refused {
+                line("refused", refused.clone());
+            }
             line("env mode", ws.env_mode.to_string());
         }
         None => line("workspace", "none".to_string()),

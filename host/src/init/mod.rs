@@ -26,7 +26,7 @@ mod write;
 use std::path::Path;
 
 pub use error::InitError;
-pub use model::{Dep, Note, Plan, ProjectSpec, TaskSpec};
+pub use model::{Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
 pub use render::{RenderedFile, render};
 pub use write::{check_written, refuse_existing, write_file};
 

@@ -23,6 +23,25 @@ pub struct Plan {
     /// Settings that were translated, but mean something else in vx than
     /// in the source tool (printed apart from the notes).
     pub differences: Vec<Note>,
+    /// What the source tool would refuse when a run includes it (a
+    /// package `turbo.json` it cannot load, a task that depends on
+    /// itself): translated as far as it can be, and an error for a run
+    /// that needs it, as turbo has it, rather than for the whole
+    /// workspace.
+    pub broken: Vec<Broken>,
+    /// The source files read, from the root (for `vx watch` to re-read).
+    pub read: Vec<String>,
+}
+
+/// A package, or one task of it, that the source tool refuses to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// The vx project name.
+    pub project: String,
+    /// The task, or `None` for every task of the project.
+    pub task: Option<String>,
+    /// The error, one line with the hint that mends it.
+    pub why: String,
 }
 
 /// One project: where it is and what its `vx.toml` says.

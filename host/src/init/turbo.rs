@@ -37,7 +37,8 @@ pub fn read(root: &Path) -> Result<Plan> {
     }
     let single = globs.is_empty();
     let packages = if single { Vec::new() } else { js_packages(root, &globs)? };
-    let mut plan = Plan { source: file.to_string(), projects_globs: globs, ..Plan::default() };
+    let mut plan =
+        Plan { source: file.to_string(), projects_globs: globs, read: vec![file.to_string()], ..Plan::default() };
     read_top_level(file, top, &mut plan);
     let tasks_key = if top.contains_key("tasks") { "tasks" } else { "pipeline" };
     let empty = Map::new();
@@ -140,7 +141,17 @@ struct Ws<'a> {
 impl Ws<'_> {
     /// One workspace package: every task turbo would give it.
     fn package(&self, root: &Path, pkg: &Package, plan: &mut Plan) -> Result<ProjectSpec> {
-        let own = package_config(root, &pkg.dir, plan)?;
+        // A package file turbo cannot load fails the runs that include
+        // the package, not the workspace: its tasks are translated from
+        // the root file alone and marked.
+        let own = match package_config(root, &pkg.dir, plan) {
+            Ok(own) => own,
+            Err(e) => {
+                let why = crate::error::Error::from(e).to_string();
+                plan.broken.push(super::model::Broken { project: pkg.vx_name(), task: None, why });
+                None
+            }
+        };
         let pkg_name = pkg.package_name.clone().unwrap_or_default();
         let mut names: BTreeSet<&str> = self.table.generic.keys().map(String::as_str).collect();
         names.extend(self.table.specific.keys().filter(|(p, _)| *p == pkg_name).map(|(_, t)| t.as_str()));
@@ -218,6 +229,7 @@ type PackageConfig = (String, BTreeMap<String, Map<String, Value>>);
 /// `extends: ["//"]`, or with `pkg#task` keys.
 fn package_config(root: &Path, dir: &str, plan: &mut Plan) -> Result<Option<PackageConfig>> {
     let Some((file, json)) = read_turbo_file(root, dir)? else { return Ok(None) };
+    plan.read.push(file.clone());
     let invalid =
         |why: String, hint: &str| InitError::InvalidPackageConfig { file: file.clone(), why, hint: hint.to_string() };
     let Some(top) = json.as_object() else {

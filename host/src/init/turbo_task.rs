@@ -88,10 +88,18 @@ pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Resul
                     Dep::Upstream(_) => false,
                 };
                 if task.depends_on.iter().any(own) {
-                    return Err(InitError::SelfDependency {
+                    // turbo refuses the task when a run includes it; the
+                    // rest of the workspace runs.
+                    task.depends_on.retain(|d| !own(d));
+                    let error = InitError::SelfDependency {
                         file: file.clone(),
                         setting,
                         task: format!("{}#{}", ctx.project, ctx.task),
+                    };
+                    plan.broken.push(super::model::Broken {
+                        project: ctx.project.to_string(),
+                        task: Some(ctx.task.to_string()),
+                        why: crate::error::Error::from(error).to_string(),
                     });
                 }
             }

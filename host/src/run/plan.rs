@@ -55,6 +55,7 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
 /// kept, with what it depends on.
 pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
     let graph = plan_unsharded(ws, sel)?;
+    check_broken(ws, &graph)?;
     let Some(shard) = sel.shard else { return Ok(graph) };
     let p50s = super::recorded_p50s(ws, &graph);
     let roots = graph.shard_roots(shard, |n| p50s.get(&graph.nodes[n].id.to_string()).copied());
@@ -159,4 +160,21 @@ pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&st
             }
         })
         .collect()
+}
+
+/// A task the configuration's tool refuses (`config::Broken`: a package
+/// `turbo.json` without `extends`, a task depending on itself) fails the
+/// run that includes it, before anything runs, with the tool's own line;
+/// one the run leaves out is a warning, as Turborepo has it.
+fn check_broken(ws: &Workspace, graph: &TaskGraph) -> Result<()> {
+    for broken in &ws.broken {
+        let needed = graph.nodes.iter().any(|n| {
+            ws.projects[n.project].name == broken.project && broken.task.as_ref().is_none_or(|t| *t == n.id.task)
+        });
+        if needed {
+            return Err(Error::config(broken.why.clone()));
+        }
+        tracing::warn!("{} (not needed by this run)", broken.why);
+    }
+    Ok(())
 }

@@ -205,10 +205,9 @@ async fn wait_for_config(
         };
         let paths = gather(rx, first, window).await;
         let is_config = paths.iter().any(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| ["vx.toml", "package.json", "pnpm-workspace.yaml"].contains(&n))
-                && !p.components().any(|c| c.as_os_str() == "node_modules")
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                ["vx.toml", "package.json", "pnpm-workspace.yaml", "turbo.json", "turbo.jsonc"].contains(&n)
+            }) && !p.components().any(|c| c.as_os_str() == "node_modules")
         });
         if is_config {
             return None;

@@ -24,8 +24,10 @@ use crate::graph::TaskGraph;
 /// Files whose change re-reads the workspace. The lockfiles are here
 /// because each project's slice of one is part of its tasks' keys: a
 /// re-read plan re-keys every task, and only those whose slice moved run.
-const CONFIG_FILES: [&str; 9] = [
+const CONFIG_FILES: [&str; 11] = [
     "vx.toml",
+    "turbo.json",
+    "turbo.jsonc",
     "package.json",
     "pnpm-workspace.yaml",
     "package-lock.json",

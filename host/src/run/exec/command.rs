@@ -1,8 +1,10 @@
 //! The local executor: how a task's command becomes a process here.
 //!
 //! cwd is the project directory; the environment is vx's plus `VX_PROJECT`,
-//! `VX_TASK`, and `PATH` with the project's and the root's
-//! `node_modules/.bin` first, as `npm run` does. A string command runs under
+//! `VX_TASK`, `PATH` with every `node_modules/.bin` from the project up to
+//! the root first, and, for a project with a `package.json`, the
+//! variables a package manager gives its scripts (`npm_package_name`,
+//! `npm_lifecycle_event`, `INIT_CWD`, …), as `npm run` does. A string command runs under
 //! `sh -c`, except that a plain one (words of safe characters, no shell
 //! syntax, not a shell builtin) is exec'd directly: the result is the same
 //! and a shell start per task is saved.
@@ -18,24 +20,74 @@ pub fn task_command(ws: &Workspace, project: &Project, task: &Task) -> TaskComma
         Command::Argv(argv) => argv.clone(),
         Command::Shell(script) => simple_argv(script).unwrap_or_else(|| vec!["sh".into(), "-c".into(), script.clone()]),
     };
+    // Every `node_modules/.bin` from the project up to the root, nearest
+    // first, as `npm run` and pnpm put them.
     let mut path = OsString::new();
-    for dir in [project.dir.join("node_modules/.bin"), ws.root.join("node_modules/.bin")] {
-        path.push(dir.as_os_str());
+    for dir in project.dir.ancestors().take_while(|d| d.starts_with(&ws.root)) {
+        path.push(dir.join("node_modules/.bin").as_os_str());
         path.push(":");
     }
     path.push(std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()));
     let mut argv = argv.into_iter().map(OsString::from);
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("VX_PROJECT".into(), project.name.clone().into()),
+        ("VX_TASK".into(), task.name.clone().into()),
+        ("PATH".into(), path),
+    ];
+    env.extend(package_manager_env(ws, project, task));
     TaskCommand {
         program: argv.next().expect("commands are never empty"),
         args: argv.collect(),
         cwd: project.dir.clone(),
-        env: vec![
-            ("VX_PROJECT".into(), project.name.clone().into()),
-            ("VX_TASK".into(), task.name.clone().into()),
-            ("PATH".into(), path),
-        ],
+        env,
         confine: None,
         terminal: task.interactive,
+    }
+}
+
+/// What npm, pnpm, yarn and bun give every script of a package, so that
+/// release and version scripts read the same values under vx: the
+/// package's `name` and `version`, the script's name, the directory the
+/// run was started from, and the manager in `npm_config_user_agent` (the
+/// root's `packageManager`, else npm). Only for a project with a
+/// `package.json`; `npm_package_*` only for the fields it has.
+fn package_manager_env(ws: &Workspace, project: &Project, task: &Task) -> Vec<(OsString, OsString)> {
+    let Some((name, version)) = &project.package else { return Vec::new() };
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    if let Some(name) = name {
+        env.push(("npm_package_name".into(), name.into()));
+    }
+    if let Some(version) = version {
+        env.push(("npm_package_version".into(), version.into()));
+    }
+    env.push(("npm_lifecycle_event".into(), task.name.clone().into()));
+    if let Command::Shell(script) = &task.command {
+        env.push(("npm_lifecycle_script".into(), script.into()));
+    }
+    let manager = ws.package_manager.as_deref().unwrap_or("npm").replacen('@', "/", 1);
+    let agent = format!("{manager} vx/{} {} {}", env!("CARGO_PKG_VERSION"), node_platform(), node_arch());
+    env.push(("npm_config_user_agent".into(), agent.into()));
+    let init_cwd = std::env::current_dir().unwrap_or_else(|_| ws.root.clone());
+    env.push(("INIT_CWD".into(), init_cwd.into()));
+    env
+}
+
+/// `process.platform` as Node names this system.
+fn node_platform() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        os => os,
+    }
+}
+
+/// `process.arch` as Node names this machine.
+fn node_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        "x86" => "ia32",
+        arch => arch,
     }
 }
 

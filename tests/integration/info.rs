@@ -54,8 +54,10 @@ fn a_healthy_workspace_is_described_with_its_cache_and_history_and_exits_0() {
     assert_eq!(info["guard"]["pidfd"], true);
     assert!(info["sandbox"]["landlock_abi"].as_i64().unwrap() >= 1, "{info}");
     assert_eq!(info["watcher"]["backend"], "inotify");
-    // The root, app, lib and .vx with its cache and run state.
-    assert!(info["watcher"]["directories"].as_u64().unwrap() >= 4, "{info}");
+    // What `vx watch` would watch: the root, app and lib; not .vx with
+    // its cache and run state.
+    assert_eq!(info["watcher"]["directories"].as_u64(), Some(3), "{info}");
+    assert_eq!(ws["config"], "vx.toml", "{info}");
     assert!(info["watcher"]["max_user_watches"].as_u64().unwrap() > 0);
     assert_eq!(areas(&info), Vec::<&str>::new());
 

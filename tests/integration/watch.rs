@@ -296,11 +296,11 @@ fn a_task_writing_its_own_outputs_never_loops() {
 }
 
 #[test]
-fn a_root_anchored_output_never_starts_a_cycle() {
+fn another_tasks_root_anchored_output_triggers_its_reader_once_and_never_loops() {
     let env = TestEnv::new();
     // `a` writes the workspace's `gen/a/` (a root-anchored output); `b`
-    // reads all of `gen/`, so a change there that was not ignored would
-    // run `b` again.
+    // reads all of `gen/`. a's write never triggers a itself, but it is
+    // a change to b's inputs: b runs once more, and nothing loops.
     let stamping = task(
         "build",
         &format!("{}; mkdir -p ../../gen/a; date +%s%N > ../../gen/a/stamp.txt", log("a#build")),
@@ -313,13 +313,95 @@ fn a_root_anchored_output_never_starts_a_cycle() {
     env.write("packages/b/src/x.txt", "1\n");
     let vx = watch(&env, &["build"], &[]);
 
+    let counts = || (count(&env, "a#build"), count(&env, "b#build"));
+    // Settled: the counts stay the same for 1.5 s.
+    let settled = || {
+        let mut last = counts();
+        loop {
+            std::thread::sleep(Duration::from_millis(1500));
+            let now = counts();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+    };
+    env.write("packages/a/src/x.txt", "2\n");
+    assert!(poll(|| count(&env, "a#build") == 2), "{}", vx.output_so_far());
+    let (a, b) = settled();
+    // b ran beside a in the first cycle (it does not depend on a), so the
+    // stamps a wrote, then and now, are news to it: once or twice more,
+    // then never again.
+    assert_eq!(a, 2, "a's own output never triggers it\n{}", vx.output_so_far());
+    assert!((2..=3).contains(&b), "b reads what a wrote, and nothing loops: {b}\n{}", vx.output_so_far());
+    env.write("packages/b/src/x.txt", "2\n");
+    assert!(poll(|| count(&env, "b#build") == b + 1), "{}", vx.output_so_far());
+    assert_eq!(settled(), (2, b + 1), "{}", vx.output_so_far());
+    stop(&env, vx, &[]);
+}
+
+/// A task whose outputs are sources (`lint:fix`, `outputs = ["src/**"]`)
+/// silences edits of `src/` for itself only: `build` still re-runs.
+#[test]
+fn an_in_place_output_of_one_task_does_not_silence_edits_for_another() {
+    let env = TestEnv::new();
+    let mut tasks = vec![build("a")];
+    tasks.push(task("lint-fix", &log("a#lint-fix"), "outputs = [\"src/**\"]\ncache = false"));
+    project(&env, "a", &[], &tasks);
+    env.write("packages/a/src/x.txt", "1\n");
+    let vx = watch(&env, &["build"], &[]);
     env.write("packages/a/src/x.txt", "2\n");
     wait_settled(&vx, 2);
-    env.write("packages/b/src/x.txt", "2\n");
-    wait_settled(&vx, 3);
-    assert_changes(&vx, &[("packages/a/src/x.txt", 1), ("packages/b/src/x.txt", 1)]);
+    assert_changes(&vx, &[("packages/a/src/x.txt", 1)]);
     assert_eq!(count(&env, "a#build"), 2, "{}", vx.output_so_far());
-    assert_eq!(count(&env, "b#build"), 2, "the first run and its own edit only\n{}", vx.output_so_far());
+    stop(&env, vx, &[]);
+}
+
+/// pnpm links workspace packages into `node_modules` (and keeps its store
+/// there): the watcher follows no link and watches no `node_modules`, so
+/// an edit is seen at its own path and re-runs its package and its
+/// dependents, however the links are laid out.
+#[test]
+fn links_in_node_modules_neither_hide_edits_nor_are_watched() {
+    let env = TestEnv::new();
+    build_project(&env, "lib", &[]);
+    build_project(&env, "app", &["lib"]);
+    for (link, target) in [
+        ("node_modules/lib", "../packages/lib"),
+        ("node_modules/.pnpm/node_modules/lib", "../../../packages/lib"),
+        ("packages/app/node_modules/lib", "../../lib"),
+    ] {
+        let path = env.path(link);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, &path).expect("symlink");
+    }
+    env.write("node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.js", "module.exports = 1\n");
+    let vx = watch(&env, &["build"], &[]);
+    env.write("packages/lib/src/x.txt", "2\n");
+    wait_settled(&vx, 2);
+    assert_changes(&vx, &[("packages/lib/src/x.txt", 2)]);
+    assert_eq!((count(&env, "lib#build"), count(&env, "app#build")), (2, 2), "{}", vx.output_so_far());
+    // A change inside node_modules (an install) is not a source edit.
+    env.write("node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.js", "module.exports = 2\n");
+    env.write("packages/app/src/x.txt", "2\n");
+    wait_settled(&vx, 3);
+    assert_changes(&vx, &[("packages/lib/src/x.txt", 2), ("packages/app/src/x.txt", 1)]);
+    stop(&env, vx, &[]);
+}
+
+/// A directory made while watching is watched: a file written into a new
+/// `src/` subdirectory right after it was made re-runs the task.
+#[test]
+fn a_directory_made_while_watching_is_watched() {
+    let env = TestEnv::new();
+    build_project(&env, "a", &[]);
+    let vx = watch(&env, &["build"], &[]);
+    env.write("packages/a/src/new/deeper/y.txt", "new\n");
+    wait_settled(&vx, 2);
+    assert_eq!(count(&env, "a#build"), 2, "{}", vx.output_so_far());
+    env.write("packages/a/src/new/deeper/y.txt", "edited\n");
+    wait_settled(&vx, 3);
+    assert_eq!(count(&env, "a#build"), 3, "an edit in it is seen too\n{}", vx.output_so_far());
     stop(&env, vx, &[]);
 }
 

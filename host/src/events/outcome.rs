@@ -126,6 +126,12 @@ impl RunSummary {
         self.count(|s| matches!(s, TaskStatus::Failed(_) | TaskStatus::TimedOut(_) | TaskStatus::Cancelled))
     }
 
+    /// Stopped by Ctrl-C or SIGTERM (counted in [`RunSummary::failed`],
+    /// which decides the exit code, but shown apart: they did not fail).
+    pub fn stopped(&self) -> usize {
+        self.count(|s| matches!(s, TaskStatus::Cancelled))
+    }
+
     pub fn skipped(&self) -> usize {
         self.count(|s| matches!(s, TaskStatus::Skipped(_)))
     }

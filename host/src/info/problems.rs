@@ -159,17 +159,28 @@ fn system(info: &Info, found: &mut Vec<Problem>) {
         }
     }
     let w = &info.watcher;
-    if let (Some(dirs), Some(max)) = (w.directories, w.max_user_watches)
-        && dirs > max
-    {
-        found.push(problem(
-            "watcher",
-            format!("the workspace has {dirs} directories but inotify allows {max} watches, so `vx watch` polls"),
-            format!(
-                "raise the limit: `sysctl fs.inotify.max_user_watches={}` (and in /etc/sysctl.d to keep it)",
-                (dirs * 2).max(524_288)
-            ),
-        ));
+    let raise = |dirs: u64| {
+        format!(
+            "raise the limit: `sysctl fs.inotify.max_user_watches={}` (and in /etc/sysctl.d to keep it)",
+            (dirs * 2).max(524_288)
+        )
+    };
+    if let (Some(dirs), Some(max)) = (w.directories, w.max_user_watches) {
+        if dirs > max {
+            found.push(problem(
+                "watcher",
+                format!("`vx watch` would watch {dirs} directories but inotify allows {max} watches, so it polls"),
+                raise(dirs),
+            ));
+        } else if dirs * 5 > max * 4 {
+            // The limit is per user: an editor or a second watch beside vx
+            // takes the rest, and vx then falls back to polling.
+            found.push(problem(
+                "watcher",
+                format!("`vx watch` would watch {dirs} directories, over 80% of the {max} inotify watches allowed"),
+                raise(dirs),
+            ));
+        }
     }
 }
 
@@ -229,9 +240,15 @@ mod tests {
         assert_eq!(problems.len(), 1);
         assert_eq!(
             problems[0].problem,
-            "the workspace has 10000 directories but inotify allows 8192 watches, so `vx watch` polls"
+            "`vx watch` would watch 10000 directories but inotify allows 8192 watches, so it polls"
         );
         assert!(problems[0].fix.contains("sysctl fs.inotify.max_user_watches=524288"), "{:?}", problems[0]);
+        info.watcher.directories = Some(7_000);
+        let near = find(&info, None, None);
+        assert_eq!(near.len(), 1, "near the limit is a problem too");
+        assert!(near[0].problem.contains("over 80% of the 8192 inotify watches"), "{:?}", near[0]);
+        info.watcher.directories = Some(6_000);
+        assert!(find(&info, None, None).is_empty(), "well below it is not");
     }
 
     #[test]

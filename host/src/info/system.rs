@@ -38,7 +38,8 @@ pub struct WatcherSupport {
     pub backend: String,
     pub max_user_watches: Option<u64>,
     pub max_user_instances: Option<u64>,
-    /// Directories under the workspace root: one inotify watch each.
+    /// Directories `vx watch` watches under the root: one inotify watch
+    /// each.
     pub directories: Option<u64>,
 }
 
@@ -93,21 +94,10 @@ pub fn watcher(root: Option<&Path>) -> WatcherSupport {
     }
 }
 
-/// Every directory under `root`, itself included, as the recursive
-/// watcher adds them (symbolic links are not followed).
+/// The directories `vx watch` would watch under `root`, one inotify
+/// watch each (no `node_modules`, `.git`, `.vx` or ignored directory).
 fn count_directories(root: &Path) -> u64 {
-    let mut count = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        count += 1;
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(entry.path());
-            }
-        }
-    }
-    count
+    crate::watch::watched_dirs(root, root).len() as u64
 }
 
 /// The kernel's release, as `uname -r` prints it.

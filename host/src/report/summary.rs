@@ -28,7 +28,9 @@ impl RunSummary {
             out.push_str(&line);
             out.push('\n');
         }
-        let failed = self.failed();
+        // A task Ctrl-C stopped did not fail: it is counted apart.
+        let stopped = self.stopped();
+        let failed = self.failed() - stopped;
         let flaky = match self.flaky() {
             0 => String::new(),
             n => format!(" ({n} flaky)"),
@@ -43,10 +45,19 @@ impl RunSummary {
             self.skipped(),
             self.cached()
         );
+        if stopped > 0 {
+            counts.push_str(&format!(", {stopped} stopped"));
+        }
         if groups > 0 {
             counts.push_str(&format!(", {groups} group{}", if groups == 1 { "" } else { "s" }));
         }
-        let counts = if failed > 0 { style.red(&counts) } else { style.green(&counts) };
+        let counts = if failed > 0 {
+            style.red(&counts)
+        } else if stopped > 0 {
+            style.yellow(&counts)
+        } else {
+            style.green(&counts)
+        };
         out.push_str(&format!("{} {counts} in {}\n", style.bold("Tasks:"), format_duration(self.wall)));
         out
     }

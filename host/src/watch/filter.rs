@@ -1,8 +1,11 @@
 //! Which changed paths matter, and which tasks they affect.
 //!
 //! Never a trigger: `.git`, `.vx`, the cache directory, `node_modules`,
-//! files ignored by `.gitignore` (the root's and each project's), and the
-//! outputs of any task (so a task writing its outputs never loops). A
+//! and files ignored by `.gitignore` (the root's and each project's). A
+//! task's own outputs never trigger it (so a task writing its outputs
+//! never loops), but they are a change like any other to a task whose
+//! inputs they are: one `lint:fix` task with `outputs = ["src/**"]` must
+//! not silence every edit of `src/` for `build`. A
 //! `vx.toml`, `package.json`, `pnpm-workspace.yaml` or lockfile is a
 //! config change: the workspace is read again.
 //!
@@ -44,8 +47,6 @@ pub struct ChangeFilter {
     cache_dir: PathBuf,
     /// `.gitignore` matchers, each rooted at its own directory.
     gitignores: Vec<(PathBuf, Gitignore)>,
-    /// Per project directory: the union of its tasks' output globs.
-    outputs: Vec<(PathBuf, Option<GlobFilter>)>,
 }
 
 fn gitignore_at(dir: &Path) -> Option<(PathBuf, Gitignore)> {
@@ -60,19 +61,7 @@ impl ChangeFilter {
     pub fn new(ws: &Workspace, cache_dir: &Path) -> ChangeFilter {
         let mut gitignores: Vec<(PathBuf, Gitignore)> = gitignore_at(&ws.root).into_iter().collect();
         gitignores.extend(ws.projects.iter().filter(|p| p.dir != ws.root).filter_map(|p| gitignore_at(&p.dir)));
-        let union = |globs: Vec<String>| (!globs.is_empty()).then(|| GlobFilter::new(Some(&globs), &[]).ok()).flatten();
-        let split = |p: &crate::config::Project| -> Vec<OutputGlobs> {
-            p.tasks.values().map(|t| OutputGlobs::split(&t.outputs)).collect()
-        };
-        let mut outputs: Vec<(PathBuf, Option<GlobFilter>)> = ws
-            .projects
-            .iter()
-            .map(|p| (p.dir.clone(), union(split(p).into_iter().flat_map(|o| o.project).collect())))
-            .collect();
-        // Root-anchored outputs, wherever in the workspace they lie.
-        let anchored: Vec<String> = ws.projects.iter().flat_map(split).flat_map(|o| o.anchored).collect();
-        outputs.push((ws.root.clone(), union(anchored)));
-        ChangeFilter { root: ws.root.clone(), cache_dir: cache_dir.to_path_buf(), gitignores, outputs }
+        ChangeFilter { root: ws.root.clone(), cache_dir: cache_dir.to_path_buf(), gitignores }
     }
 
     /// A workspace config file (outside `node_modules`).
@@ -83,8 +72,7 @@ impl ChangeFilter {
 
     fn in_skipped_dir(&self, path: &Path) -> bool {
         let Ok(rel) = path.strip_prefix(&self.root) else { return true };
-        rel.components().any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".vx" | "node_modules")))
-            || path.starts_with(&self.cache_dir)
+        rel.components().any(|c| super::tree::skipped(c.as_os_str())) || path.starts_with(&self.cache_dir)
     }
 
     /// Whether a change to `path` can never affect a task.
@@ -93,23 +81,33 @@ impl ChangeFilter {
             return true;
         }
         let is_dir = path.is_dir();
-        if self
-            .gitignores
+        self.gitignores
             .iter()
             .any(|(dir, gi)| path.starts_with(dir) && gi.matched_path_or_any_parents(path, is_dir).is_ignore())
-        {
-            return true;
-        }
-        self.outputs.iter().any(|(dir, filter)| {
-            filter.as_ref().is_some_and(|f| {
-                path.strip_prefix(dir).is_ok_and(|rel| {
-                    let rel = rel.to_string_lossy().replace('\\', "/");
-                    // `dist` itself, not only `dist/**`: a task that re-creates
-                    // its output directory must not trigger itself.
-                    f.matches(&rel) || f.matches(&format!("{rel}/x"))
-                })
-            })
-        })
+    }
+}
+
+/// A task's own outputs, which never trigger it: `dist` itself as well as
+/// `dist/**` (a task that re-creates its output directory), project
+/// relative or root-anchored.
+struct OwnOutputs {
+    project: Option<GlobFilter>,
+    anchored: Option<GlobFilter>,
+}
+
+impl OwnOutputs {
+    fn new(outputs: &[String]) -> OwnOutputs {
+        let split = OutputGlobs::split(outputs);
+        let filter =
+            |globs: Vec<String>| (!globs.is_empty()).then(|| GlobFilter::new(Some(&globs), &[]).ok()).flatten();
+        OwnOutputs { project: filter(split.project), anchored: filter(split.anchored) }
+    }
+
+    fn covers(&self, in_project: Option<&str>, in_root: &str) -> bool {
+        let hit = |f: &Option<GlobFilter>, rel: &str| {
+            f.as_ref().is_some_and(|f| f.matches(rel) || f.matches(&format!("{rel}/x")))
+        };
+        in_project.is_some_and(|rel| hit(&self.project, rel)) || hit(&self.anchored, in_root)
     }
 }
 
@@ -144,9 +142,10 @@ pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBu
         let project = &ws.projects[node.project];
         let task = &project.tasks[&node.id.task];
         let Ok(inputs) = InputMatcher::new(task.inputs.as_deref(), &task.outputs) else { continue };
+        let own = OwnOutputs::new(&task.outputs);
         for (owner, path, in_root) in &owners {
             let in_project = (*owner == Some(node.project)).then(|| rel(path, &project.dir)).flatten();
-            if inputs.matches(in_project.as_deref(), in_root) {
+            if inputs.matches(in_project.as_deref(), in_root) && !own.covers(in_project.as_deref(), in_root) {
                 out.nodes.insert(n);
                 out.causes.insert((*path).clone());
             }

@@ -5,6 +5,7 @@
 //! | file | owns |
 //! |------|------|
 //! | `source` | file events: the OS watcher (`notify`), or polling |
+//! | `tree` | which directories are watched (no `node_modules`, no links) |
 //! | `debounce` | gathering a burst of events into one change |
 //! | `filter` | which paths matter, and which tasks a change affects |
 //! | `cycle` | the loop: load, run, wait, re-run, reload on config changes |
@@ -15,7 +16,9 @@ mod cycle;
 mod debounce;
 mod filter;
 mod source;
+mod tree;
 
 pub use cycle::{WatchRequest, watch};
 pub use debounce::{DebounceWindow, gather};
 pub use filter::{Affected, ChangeFilter, affected_nodes};
+pub use tree::watched_dirs;

@@ -1,12 +1,15 @@
-//! File events. The recursive OS watcher by default; polling when
-//! `VX_WATCH_POLL` is set (its value, in milliseconds, is the interval) or
-//! when the OS watcher cannot start (for example the inotify watch limit),
-//! with a one-line notice saying which is in use. Polling compares file
-//! contents (the poller's modification times have one-second resolution)
-//! and skips `.git`, `.vx` and `node_modules` at the root; a top-level
-//! directory created while polling is watched after the next reload.
+//! File events. The OS watcher by default; polling when `VX_WATCH_POLL`
+//! is set (its value, in milliseconds, is the interval) or when the OS
+//! watcher cannot start (for example the inotify watch limit), with a
+//! one-line notice saying which is in use. Either way each directory
+//! `tree` lists is watched on its own (no `node_modules`, `.git`, `.vx`
+//! or ignored directory, no link followed), and a directory made while
+//! watching is added. Polling compares file contents (the poller's
+//! modification times have one-second resolution).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
@@ -16,7 +19,7 @@ const DEFAULT_POLL: Duration = Duration::from_millis(500);
 
 /// A live watcher; events stop when it is dropped.
 pub struct Source {
-    _watcher: Box<dyn Watcher + Send>,
+    _watcher: Arc<Mutex<Box<dyn Watcher + Send>>>,
     pub description: String,
 }
 
@@ -26,53 +29,127 @@ impl std::fmt::Debug for Source {
     }
 }
 
-/// Polling reads every watched path each interval, so it skips the
-/// directories vx never reacts to (`.git`, `.vx`, `node_modules`): the root
-/// itself is watched alone, and each other entry of it recursively.
-fn watch_polled(watcher: &mut notify::PollWatcher, root: &Path) -> notify::Result<()> {
-    watcher.watch(root, RecursiveMode::NonRecursive)?;
-    let entries = std::fs::read_dir(root).map_err(notify::Error::io)?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if entry.file_type().is_ok_and(|t| t.is_dir())
-            && !matches!(name.to_str(), Some(".git" | ".vx" | "node_modules"))
-        {
-            watcher.watch(&entry.path(), RecursiveMode::Recursive)?;
+/// What the event handler tells the thread that keeps the watches.
+enum Change {
+    /// A directory appeared (made, or renamed into the tree).
+    Dir(PathBuf),
+    /// A path went: if it was a watched directory, it must be watched
+    /// again when it comes back.
+    Gone(PathBuf),
+}
+
+/// Starts watching the workspace at `root`; paths arrive on the returned
+/// channel. Each directory [`super::tree::watched_dirs`] lists gets a
+/// watch of its own, and a directory made later gets one (with the files
+/// already written in it reported as changes) from a thread beside the
+/// watcher: the watcher's own callback must not call back into it.
+pub fn start(root: &Path) -> Result<(Source, mpsc::UnboundedReceiver<Vec<PathBuf>>), String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (dirs_tx, dirs_rx) = std::sync::mpsc::channel::<Change>();
+    let events = tx.clone();
+    let handler = move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.kind.is_access() || event.paths.is_empty() {
+            return;
+        }
+        for path in &event.paths {
+            if event.kind.is_remove() {
+                let _ = dirs_tx.send(Change::Gone(path.clone()));
+            } else if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                let _ = dirs_tx.send(Change::Dir(path.clone()));
+            }
+        }
+        let _ = events.send(event.paths);
+    };
+    let dirs = super::tree::watched_dirs(root, root);
+    let poll = std::env::var("VX_WATCH_POLL").ok();
+    let mut chosen: Option<(Box<dyn Watcher + Send>, String)> = None;
+    if poll.is_none() {
+        let os =
+            notify::RecommendedWatcher::new(handler.clone(), notify::Config::default().with_follow_symlinks(false))
+                .and_then(|mut w| watch_all(&mut w, &dirs).map(|()| w));
+        match os {
+            Ok(w) => chosen = Some((Box::new(w), "the OS file watcher".into())),
+            Err(e) => tracing::info!(target: "vx", "the OS file watcher could not start ({e}); polling instead"),
+        }
+    }
+    let (watcher, description) = match chosen {
+        Some(chosen) => chosen,
+        None => {
+            let interval = poll
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&ms| ms > 0)
+                .map_or(DEFAULT_POLL, Duration::from_millis);
+            // The poller compares modification times in whole seconds, so
+            // an edit in the same second as the last write would be
+            // missed: compare contents too.
+            let config = notify::Config::default()
+                .with_poll_interval(interval)
+                .with_compare_contents(true)
+                .with_follow_symlinks(false);
+            let mut watcher =
+                notify::PollWatcher::new(handler, config).map_err(|e| format!("could not start polling: {e}"))?;
+            watch_all(&mut watcher, &dirs).map_err(|e| format!("could not watch {}: {e}", root.display()))?;
+            (Box::new(watcher) as Box<dyn Watcher + Send>, format!("polling every {} ms", interval.as_millis()))
+        }
+    };
+    let watcher = Arc::new(Mutex::new(watcher));
+    keep_watching(root.to_path_buf(), Arc::downgrade(&watcher), dirs, dirs_rx, tx);
+    Ok((Source { _watcher: watcher, description }, rx))
+}
+
+/// One non-recursive watch per directory.
+fn watch_all(watcher: &mut dyn Watcher, dirs: &[PathBuf]) -> notify::Result<()> {
+    for dir in dirs {
+        match watcher.watch(dir, RecursiveMode::NonRecursive) {
+            Ok(()) => {}
+            // Gone since it was listed: nothing to watch.
+            Err(notify::Error { kind: notify::ErrorKind::PathNotFound, .. }) => {}
+            Err(e) if matches!(&e.kind, notify::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(())
 }
 
-/// Starts watching `root` recursively; paths arrive on the returned channel.
-pub fn start(root: &Path) -> Result<(Source, mpsc::UnboundedReceiver<Vec<PathBuf>>), String> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let handler = move |event: notify::Result<notify::Event>| {
-        if let Ok(event) = event
-            && !event.kind.is_access()
-            && !event.paths.is_empty()
-        {
-            let _ = tx.send(event.paths);
+/// The thread that adds a watch for each directory made while watching
+/// (and reports the files already in it), until the watcher is dropped.
+fn keep_watching(
+    root: PathBuf,
+    watcher: Weak<Mutex<Box<dyn Watcher + Send>>>,
+    dirs: Vec<PathBuf>,
+    changes: std::sync::mpsc::Receiver<Change>,
+    events: mpsc::UnboundedSender<Vec<PathBuf>>,
+) {
+    let mut watched: HashSet<PathBuf> = dirs.into_iter().collect();
+    let spawned = std::thread::Builder::new().name("vx-watch-dirs".into()).spawn(move || {
+        // Ends when the handler (owned by the watcher) is dropped.
+        while let Ok(change) = changes.recv() {
+            let dir = match change {
+                Change::Gone(path) => {
+                    watched.retain(|d| !d.starts_with(&path));
+                    continue;
+                }
+                Change::Dir(dir) if !watched.contains(&dir) => dir,
+                Change::Dir(_) => continue,
+            };
+            let new: Vec<PathBuf> =
+                super::tree::watched_dirs(&root, &dir).into_iter().filter(|d| !watched.contains(d)).collect();
+            if new.is_empty() {
+                continue;
+            }
+            let Some(watcher) = watcher.upgrade() else { return };
+            let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = watch_all(watcher.as_mut(), &new);
+            drop(watcher);
+            watched.extend(new);
+            let files = super::tree::files_below(&root, &dir);
+            if !files.is_empty() {
+                let _ = events.send(files);
+            }
         }
-    };
-    let poll = std::env::var("VX_WATCH_POLL").ok();
-    if poll.is_none() {
-        match notify::recommended_watcher(handler.clone())
-            .and_then(|mut w| w.watch(root, RecursiveMode::Recursive).map(|()| w))
-        {
-            Ok(w) => return Ok((Source { _watcher: Box::new(w), description: "the OS file watcher".into() }, rx)),
-            Err(e) => tracing::info!(target: "vx", "the OS file watcher could not start ({e}); polling instead"),
-        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("directories made while watching are not watched: {e}");
     }
-    let interval = poll
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&ms| ms > 0)
-        .map_or(DEFAULT_POLL, Duration::from_millis);
-    // The poller compares modification times in whole seconds, so an edit
-    // in the same second as the last write would be missed: compare
-    // contents too.
-    let config = notify::Config::default().with_poll_interval(interval).with_compare_contents(true);
-    let mut watcher = notify::PollWatcher::new(handler, config).map_err(|e| format!("could not start polling: {e}"))?;
-    watch_polled(&mut watcher, root).map_err(|e| format!("could not watch {}: {e}", root.display()))?;
-    let description = format!("polling every {} ms", interval.as_millis());
-    Ok((Source { _watcher: Box::new(watcher), description }, rx))
 }

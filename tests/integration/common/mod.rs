@@ -157,6 +157,8 @@ pub struct Summary {
     pub cached: usize,
     pub flaky: usize,
     pub groups: usize,
+    /// Stopped by Ctrl-C or SIGTERM (not counted as failed).
+    pub stopped: usize,
 }
 
 impl Summary {
@@ -173,18 +175,28 @@ impl Summary {
         let mut numbers = Vec::new();
         let mut flaky = 0;
         let parts: Vec<&str> = counts.split(", ").collect();
-        let groups = match parts.len() {
-            5 => 0,
-            6 => {
-                let (n, w) = parts[5].split_once(' ')?;
-                let n: usize = n.parse().ok()?;
-                if w != if n == 1 { "group" } else { "groups" } || n == 0 {
-                    return None;
-                }
-                n
+        if !(5..=7).contains(&parts.len()) {
+            return None;
+        }
+        // Then, each only when not zero: `N stopped`, `N group(s)`.
+        let (mut stopped, mut groups) = (0, 0);
+        let mut extra = parts[5..].iter();
+        let mut next = extra.next();
+        if let Some((n, "stopped")) = next.and_then(|p| p.split_once(' ')) {
+            stopped = n.parse().ok().filter(|&n| n > 0)?;
+            next = extra.next();
+        }
+        if let Some(part) = next {
+            let (n, w) = part.split_once(' ')?;
+            let n: usize = n.parse().ok()?;
+            if w != if n == 1 { "group" } else { "groups" } || n == 0 {
+                return None;
             }
-            _ => return None,
-        };
+            groups = n;
+        }
+        if extra.next().is_some() {
+            return None;
+        }
         let words = ["run", "succeeded", "failed", "skipped", "cached"];
         for (part, word) in parts.iter().zip(words) {
             let (n, mut w) = part.split_once(' ')?;
@@ -199,7 +211,7 @@ impl Summary {
         }
         match numbers[..] {
             [run, succeeded, failed, skipped, cached] => {
-                Some(Summary { run, succeeded, failed, skipped, cached, flaky, groups })
+                Some(Summary { run, succeeded, failed, skipped, cached, flaky, groups, stopped })
             }
             _ => None,
         }

@@ -241,9 +241,35 @@ fn root_tasks_are_translated_and_other_root_scripts_are_not_tasks() {
     let run = env.vx(&["run", "build"]);
     run.assert_success();
     assert_eq!(env.log(), ["root-check", "app-build"], "the root's `build` script (turbo run build) is not run\n{run}");
-    let show = env.vx(&["show", "root"]);
+    let show = env.vx(&["show", "//"]);
     show.assert_success();
     assert!(!show.stdout.contains("  build:"), "root scripts without a [tasks] table are not tasks\n{show}");
+    // The root package is `//`, as in turbo's ids: `//#check` runs it,
+    // `--filter //` selects it, and the plan spells it so.
+    assert!(root.contains("name = \"//\""), "{root}");
+    let run = env.vx(&["run", "//#check"]);
+    run.assert_success();
+    assert!(run.stdout.contains("//#check"), "{run}");
+    let dry = env.vx(&["run", "check", "--filter", "//", "--dry"]);
+    dry.assert_success();
+    assert!(dry.stdout.contains("//#check") && !dry.stdout.contains("app#"), "{dry}");
+}
+
+/// `//` names the root project whatever it is called, wherever a project
+/// is named: a task id, `--filter`, `vx show`.
+#[test]
+fn double_slash_is_the_root_project_in_any_workspace() {
+    let env = TestEnv::new();
+    let check = format!("[tasks.check]\ncommand = {:?}\n", log_cmd("top-check"));
+    env.write("vx.toml", &format!("[workspace]\nprojects = [\"packages/*\"]\n\n[project]\nname = \"top\"\n\n{check}"));
+    env.write("packages/app/package.json", &package("app", &[], &[("check", &log_cmd("app-check"))]));
+    env.vx(&["run", "//#check"]).assert_success();
+    assert_eq!(env.log(), ["top-check"]);
+    env.vx(&["run", "check", "--filter", "//", "--force"]).assert_success();
+    assert_eq!(env.log(), ["top-check", "top-check"], "--filter // selects the root alone");
+    let show = env.vx(&["show", "//"]);
+    show.assert_success();
+    assert!(show.stdout.contains("top"), "{show}");
 }
 
 #[test]
@@ -328,7 +354,7 @@ fn continue_takes_turbos_dependencies_successful() {
 /// The `turbo` binary: `$VX_TEST_TURBO`, else where `scripts/test`
 /// installs it; `None` (the test is skipped, saying why) only when neither
 /// is there and the variable is unset.
-fn turbo_bin() -> Option<PathBuf> {
+pub(super) fn turbo_bin() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("VX_TEST_TURBO").filter(|v| !v.is_empty()) {
         let path = PathBuf::from(path);
         assert!(path.is_file(), "VX_TEST_TURBO points at {}, which is not a file", path.display());
@@ -340,14 +366,24 @@ fn turbo_bin() -> Option<PathBuf> {
 }
 
 /// Every planned task of a `--dry=json`: id → (runs a command?, dependencies).
-type Planned = std::collections::BTreeMap<String, (bool, Vec<String>)>;
+pub(super) type Planned = std::collections::BTreeMap<String, (bool, Vec<String>)>;
 
 /// turbo's `--dry=json` plan of `task`, ids renamed by `rename`.
-fn turbo_plan(env: &TestEnv, turbo: &std::path::Path, task: &str, rename: impl Fn(&str) -> String) -> Planned {
+pub(super) fn turbo_plan(
+    env: &TestEnv,
+    turbo: &std::path::Path,
+    task: &str,
+    rename: impl Fn(&str) -> String,
+) -> Planned {
     let vars = [("TURBO_TELEMETRY_DISABLED", "1"), ("TURBO_NO_UPDATE_NOTIFIER", "1"), ("DO_NOT_TRACK", "1")];
     let out = env.tool_in("", turbo, &["run", task, "--dry=json"], &vars);
     out.assert_success();
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("turbo --dry=json is JSON");
+    planned_in_turbo_schema(&plan, rename)
+}
+
+/// The tasks of a plan in turbo's `--dry=json` schema, ids renamed.
+fn planned_in_turbo_schema(plan: &serde_json::Value, rename: impl Fn(&str) -> String) -> Planned {
     plan["tasks"]
         .as_array()
         .expect("turbo lists tasks")
@@ -369,7 +405,7 @@ fn vx_plan(env: &TestEnv, task: &str) -> Planned {
 
 /// vx's `--dry=json` plan of `task` as the workspace is: with no
 /// `vx.toml`, turbo.json read natively.
-fn vx_plan_native(env: &TestEnv, task: &str) -> Planned {
+pub(super) fn vx_plan_native(env: &TestEnv, task: &str) -> Planned {
     let out = env.vx(&["run", task, "--dry=json"]);
     out.assert_success();
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("vx --dry=json is JSON");
@@ -409,12 +445,29 @@ fn turbo_and_vx_plan_the_same_tasks() {
         "packages/app/turbo.json",
         r#"{ "extends": ["//"], "tasks": { "build": { "dependsOn": ["$TURBO_EXTENDS$", "//#lint"] } } }"#,
     );
-    let by_turbo = turbo_plan(&env, &turbo, "build", |id| id.replace("//#", "root#"));
-    assert!(by_turbo.contains_key("mid#build") && by_turbo.contains_key("root#lint"), "{by_turbo:?}");
+    // Root tasks are `//#task` in both tools.
+    let by_turbo = turbo_plan(&env, &turbo, "build", str::to_string);
+    assert!(by_turbo.contains_key("mid#build") && by_turbo.contains_key("//#lint"), "{by_turbo:?}");
     assert_eq!(
         vx_plan_native(&env, "build"),
         by_turbo,
         "with no vx.toml, vx reads turbo.json and plans what turbo plans"
+    );
+    // `--dry=json --format turbo` is read by the same parser as turbo's.
+    let out = env.vx(&["run", "build", "--dry=json", "--format", "turbo"]);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(planned_in_turbo_schema(&plan, str::to_string), by_turbo, "turbo's schema, the same plan");
+    let tasks = plan["tasks"].as_array().expect("tasks");
+    let lib = tasks.iter().find(|t| t["taskId"] == "lib#build").expect("lib#build");
+    assert_eq!((&lib["package"], &lib["task"]), (&"lib".into(), &"build".into()), "{lib}");
+    assert_eq!(lib["directory"], "packages/lib", "{lib}");
+    assert_eq!(lib["cache"]["status"], "MISS", "{lib}");
+    assert_eq!(lib["hash"].as_str().map(str::len), Some(16), "{lib}");
+    assert!(lib["dependents"].as_array().is_some_and(|d| d.iter().any(|x| x == "mid#build")), "{lib}");
+    assert_eq!(
+        env.vx(&["run", "build", "--format", "turbo"]).error_line(),
+        "vx: error: --format turbo is the schema of --dry=json; run `vx run TASK --dry=json --format turbo`"
     );
     assert_eq!(
         vx_plan(&env, "build"),
@@ -472,4 +525,46 @@ fn turbo_json_is_configuration_without_vx_init() {
     env.vx(&["init"]).assert_success();
     let info = env.vx(&["info"]);
     assert!(info.stdout.contains("vx.toml (the turbo.json beside it is not read"), "{info}");
+}
+
+/// `$TURBO_ROOT$/x` and `../x` globs are root-anchored in vx (`/x`,
+/// `/packages/x`): a change to the root file re-runs exactly the tasks
+/// that name it. `with` and `interruptible` have no vx setting, and
+/// `vx init` says what to write instead.
+#[test]
+fn turbo_root_and_parent_globs_are_root_anchored_inputs() {
+    let env = TestEnv::new();
+    env.write("package.json", &root_package(""));
+    env.write("tsconfig.base.json", "{}\n");
+    env.write("packages/shared/src/s.ts", "export {};\n");
+    env.write(
+        "turbo.json",
+        r#"{ "tasks": { "build": { "inputs": ["$TURBO_DEFAULT$"] }, "dev": { "persistent": true, "with": ["api#dev"], "interruptible": true } } }"#,
+    );
+    env.write("packages/web/package.json", &package("web", &[], &[("build", &log_cmd("web-build"))]));
+    env.write("packages/web/src/a.ts", "export {};\n");
+    env.write(
+        "packages/web/turbo.json",
+        r#"{ "extends": ["//"], "tasks": { "build": { "inputs": ["$TURBO_DEFAULT$", "$TURBO_ROOT$/tsconfig.base.json", "../shared/src/**"] } } }"#,
+    );
+    env.write("packages/api/package.json", &package("api", &[], &[("build", &log_cmd("api-build"))]));
+    env.vx(&["run", "build"]).assert_success();
+    env.write("tsconfig.base.json", "{ \"strict\": true }\n");
+    env.vx(&["run", "build"]).assert_success();
+    let runs = |id: &str| env.log().iter().filter(|l| *l == id).count();
+    assert_eq!((runs("api-build"), runs("web-build")), (1, 2), "web ran again, api hit: {:?}", env.log());
+    env.write("packages/shared/src/s.ts", "export const x = 1;\n");
+    env.vx(&["run", "build"]).assert_success();
+    assert_eq!((runs("api-build"), runs("web-build")), (1, 3), "{:?}", env.log());
+
+    let out = env.vx(&["init", "--dry"]);
+    out.assert_success();
+    assert!(out.stdout.contains(r#"inputs = ["**", "/tsconfig.base.json", "/packages/shared/src/**"]"#), "{out}");
+    assert!(
+        out.stdout.contains(
+            "tasks.dev.with: vx has no `with`: name the sibling tasks on the command line (`vx run dev api#dev`)"
+        ),
+        "{out}"
+    );
+    assert!(out.stdout.contains("tasks.dev.interruptible: `vx watch` restarts"), "{out}");
 }

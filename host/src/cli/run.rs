@@ -124,9 +124,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 
-    /// With `--verify=inputs`: `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", requires = "verify", value_parser = choice::<Format>())]
-    pub format: Option<Format>,
+    /// With `--verify=inputs`: `text` (default) or `json`. With
+    /// `--dry=json`: `turbo` prints the plan in Turborepo's `--dry=json`
+    /// schema.
+    #[arg(long, value_name = "FORMAT", value_parser = choice::<ReportFormat>())]
+    pub format: Option<ReportFormat>,
+}
+
+/// `--format`: a `--verify=inputs` report's, or `--dry=json`'s schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+    Turbo,
+}
+
+impl super::choice::Choice for ReportFormat {
+    const WANTS: &'static str = "text, json or turbo";
 }
 
 pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
@@ -147,10 +161,21 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Err(Error::usage("--summarize and --profile describe a run, and --dry and --graph run nothing")
             .with_hint("drop one of them"));
     }
-    if args.format.is_some() && args.verify != Some(Verify::Inputs) {
+    let turbo_dry = args.format == Some(ReportFormat::Turbo);
+    if turbo_dry && args.dry != Some(Format::Json) {
+        return Err(Error::usage("--format turbo is the schema of --dry=json")
+            .with_hint("run `vx run TASK --dry=json --format turbo`"));
+    }
+    if !turbo_dry && args.format.is_some() && args.verify != Some(Verify::Inputs) {
         return Err(Error::usage("--format sets the report of --verify=inputs")
             .with_hint("add --verify=inputs, or drop --format"));
     }
+    // The report format `--verify=inputs` takes.
+    let verify_format = match args.format {
+        Some(ReportFormat::Json) => Some(Format::Json),
+        Some(ReportFormat::Text) => Some(Format::Text),
+        _ => None,
+    };
     let mut prepared = args.exec.prepare(cwd, command)?;
     prepared.selection.shard = args.shard.as_deref().map(crate::graph::Shard::parse).transpose()?;
     let mut ws = load_workspace(cwd)?;
@@ -180,7 +205,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
         return Ok(0);
     }
     if let Some(format) = args.dry {
-        print_dry(&ws, &graph, &cache, &prepared.opts, format, args.verbose);
+        print_dry(&ws, &graph, &cache, &prepared.opts, (format, turbo_dry), args.verbose);
         return Ok(0);
     }
     if graph.is_empty()
@@ -201,7 +226,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     }
     let reporter = args.report.as_deref().map(|name| crate::plugin::Reporter::open(&ws, name)).transpose()?;
     let mut terminal = crate::run::terminal(&ws, &graph, &prepared.opts);
-    if args.format == Some(Format::Json) {
+    if verify_format == Some(Format::Json) {
         terminal = terminal.to_stderr(); // stdout is for `--verify`'s report alone
     }
     let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![Arc::new(terminal.with_details(args.summary))];
@@ -284,7 +309,7 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     if let Some(kind) = args.verify
         && code == 0
     {
-        return super::verify::after_run(kind, &ws, &graph, &prepared.opts, args.format);
+        return super::verify::after_run(kind, &ws, &graph, &prepared.opts, verify_format);
     }
     if let Some(reporter) = reporter {
         let file = args.report_file.map(|p| cwd.join(p));
@@ -356,7 +381,14 @@ fn print_graph(ws: &Workspace, graph: &TaskGraph, cwd: &Path, path: &Path) -> Re
 
 /// `--dry[=FORMAT]`: the plan with keys, cache statuses, ETAs and how
 /// flaky each task was lately.
-fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions, format: Format, verbose: bool) {
+fn print_dry(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    cache: &Cache,
+    opts: &RunOptions,
+    (format, turbo): (Format, bool),
+    verbose: bool,
+) {
     // The history is opened while the keys are computed: neither waits
     // for the other.
     let history_path = state_dir(ws).join("history.db");
@@ -391,6 +423,7 @@ fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions
     };
     let text = match format {
         Format::Text => dry.to_text(verbose),
+        Format::Json if turbo => dry.to_turbo_json(),
         Format::Json => dry.to_json(),
     };
     print!("{text}");

@@ -37,7 +37,7 @@ pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use model::{
-    CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, Ready,
+    CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready,
     RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use native::{Broken, ConfigSource};

@@ -88,8 +88,14 @@ impl Workspace {
         out
     }
 
+    /// The project named `name`; `//` is also the root project, whatever
+    /// its name, as Turborepo spells it (`//#lint`, `--filter //`).
     pub fn project_index(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
+        match self.by_name.get(name) {
+            Some(&i) => Some(i),
+            None if name == ROOT_ALIAS => self.projects.iter().position(|p| p.dir == self.root),
+            None => None,
+        }
     }
 
     pub fn project(&self, name: &str) -> Option<&Project> {
@@ -106,6 +112,9 @@ impl Workspace {
             .map(|(i, _)| i)
     }
 }
+
+/// Turborepo's name for the root package: `//#lint`, `--filter //`.
+pub const ROOT_ALIAS: &str = "//";
 
 #[derive(Debug)]
 pub struct Project {

@@ -98,8 +98,12 @@ impl Filter {
         let base: BTreeSet<usize> = match &self.core {
             Core::Name(pattern) => {
                 let glob = globset::Glob::new(pattern).expect("checked in parse").compile_matcher();
-                let set: BTreeSet<usize> =
+                let mut set: BTreeSet<usize> =
                     ws.projects.iter().enumerate().filter(|(_, p)| glob.is_match(&p.name)).map(|(i, _)| i).collect();
+                // `--filter //`: the root project, as Turborepo spells it.
+                if pattern == crate::config::ROOT_ALIAS {
+                    set.extend(ws.project_index(pattern));
+                }
                 if set.is_empty() {
                     // As in Turborepo, a filter that selects nothing is an
                     // empty selection, not an error (a CI job filtering a

@@ -43,7 +43,10 @@ pub fn read(root: &Path) -> Result<Plan> {
     let tasks_key = if top.contains_key("tasks") { "tasks" } else { "pipeline" };
     let empty = Map::new();
     let tasks = top.get(tasks_key).and_then(Value::as_object).unwrap_or(&empty);
-    let root_name = root_pkg.package_name.clone().unwrap_or_else(|| dir_name(root));
+    // The root package is `//` in turbo's ids (`//#lint`), and so in
+    // vx's; a single-package repository's one project keeps its name.
+    let root_name =
+        if single { root_pkg.package_name.clone().unwrap_or_else(|| dir_name(root)) } else { ROOT_PACKAGE.to_string() };
     let table = TaskTable::split(file, tasks_key, tasks, &packages, &mut plan);
     let ws = Ws { packages: &packages, root_name: &root_name, table: &table };
     for pkg in &packages {
@@ -61,8 +64,10 @@ pub fn read(root: &Path) -> Result<Plan> {
             // (often `turbo run build` itself) are not.
             root_pkg.scripts.retain(|name, _| root_tasks.contains(name.as_str()));
         }
-        root_pkg.package_name = Some(root_name.clone());
-        let project = ws.root_project(&root_pkg, &root_tasks, &mut plan)?;
+        let written = root_pkg.package_name.replace(root_name.clone());
+        let mut project = ws.root_project(&root_pkg, &root_tasks, &mut plan)?;
+        // vx would name it after its package.json: say `//` in vx.toml.
+        project.write_name = written.as_deref() != Some(project.name.as_str());
         plan.projects.push(project);
     }
     note_persistent_dependencies(&mut plan);
@@ -209,7 +214,9 @@ impl Ws<'_> {
         has_script: bool,
         plan: &mut Plan,
     ) -> Result<()> {
-        let ctx = TaskCtx { packages: self.packages, root_name: self.root_name, project: &project.name, task: name };
+        let dir = if project.dir == "." { "" } else { project.dir.as_str() };
+        let ctx =
+            TaskCtx { packages: self.packages, root_name: self.root_name, project: &project.name, task: name, dir };
         let task = translate_task(def, &ctx, plan)?;
         if has_script {
             project.tasks.insert(name.to_string(), task);

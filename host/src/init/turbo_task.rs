@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::error::{InitError, Result};
 use super::model::{Dep, Plan, TaskSpec};
-use super::source::{Package, describe, strings};
+use super::source::{Package, describe, normalize, strings};
 
 /// The marker of turbo's root package in task references (`//#lint`).
 pub const ROOT_PACKAGE: &str = "//";
@@ -52,6 +52,9 @@ pub struct TaskCtx<'a> {
     /// The vx name of the project the task belongs to, and the task's name.
     pub project: &'a str,
     pub task: &'a str,
+    /// The package's directory from the root (`packages/web`, `` for the
+    /// root), against which `../` globs are resolved.
+    pub dir: &'a str,
 }
 
 impl TaskCtx<'_> {
@@ -103,8 +106,8 @@ pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Resul
                     });
                 }
             }
-            "inputs" => task.inputs = Some(inputs(items, &mut note)),
-            "outputs" => task.outputs = outputs(items, &mut note),
+            "inputs" => task.inputs = Some(inputs(items, ctx.dir, &mut note)),
+            "outputs" => task.outputs = outputs(items, ctx.dir, &mut note),
             "env" => task.env.extend(env_names(items, &mut note)),
             "passThroughEnv" => task.pass_env.extend(env_names(items, &mut note)),
             "cache" => task.cache = value.as_bool().unwrap_or(true),
@@ -112,6 +115,14 @@ pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Resul
             "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
             "interactive" => task.interactive = value.as_bool().unwrap_or(false),
             "description" => {}
+            "with" => note(format!(
+                "vx has no `with`: name the sibling tasks on the command line (`vx run {} {}`) or give the task a `depends-on`",
+                ctx.task,
+                strings(value).unwrap_or_default().join(" ")
+            )),
+            "interruptible" => {
+                note("`vx watch` restarts any persistent task whose inputs change; nothing to set".into())
+            }
             _ => note("no vx equivalent".into()),
         }
     }
@@ -143,33 +154,50 @@ fn depends_on(items: Vec<String>, ctx: &TaskCtx<'_>, task: &mut TaskSpec, note: 
     }
 }
 
-/// A glob that reaches outside the package, which a vx project cannot.
-fn outside_package(glob: &str) -> bool {
-    glob.contains("$TURBO_ROOT$") || glob.trim_start_matches('!').starts_with("..")
+/// A turbo glob as vx writes it: `$TURBO_ROOT$/x` and `../x` (outside
+/// the package) become root-anchored (`/x`, `/packages/x`), which vx
+/// takes for inputs and outputs alike; `!` keeps its place. `None` for a
+/// glob that climbs above the root.
+fn anchored(glob: &str, dir: &str) -> Option<String> {
+    let (bang, rest) = match glob.strip_prefix('!') {
+        Some(rest) => ("!", rest),
+        None => ("", glob),
+    };
+    if let Some(from_root) = rest.strip_prefix("$TURBO_ROOT$") {
+        let path = normalize(from_root.trim_start_matches('/'))?;
+        return Some(format!("{bang}/{path}"));
+    }
+    if rest.starts_with("../") || rest == ".." {
+        let path = normalize(&format!("{dir}/{rest}"))?;
+        return Some(format!("{bang}/{path}"));
+    }
+    Some(glob.to_string())
 }
 
-fn inputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+fn inputs(items: Vec<String>, dir: &str, note: &mut impl FnMut(String)) -> Vec<String> {
     let mut inputs = Vec::new();
     for glob in items {
         if glob == "$TURBO_DEFAULT$" {
             inputs.push("**".to_string());
-        } else if outside_package(&glob) {
-            note(format!(
-                "`{glob}` is outside the package; add it to global-inputs by hand if every task should see it"
-            ));
         } else {
-            inputs.push(glob);
+            match anchored(&glob, dir) {
+                Some(glob) => inputs.push(glob),
+                None => note(format!("`{glob}` climbs above the workspace root; not translated")),
+            }
         }
     }
     inputs
 }
 
-fn outputs(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
-    let (outside, inside): (Vec<String>, Vec<String>) = items.into_iter().partition(|g| outside_package(g));
-    for glob in outside {
-        note(format!("`{glob}` is outside the package; vx outputs stay inside the project"));
+fn outputs(items: Vec<String>, dir: &str, note: &mut impl FnMut(String)) -> Vec<String> {
+    let mut outputs = Vec::new();
+    for glob in items {
+        match anchored(&glob, dir) {
+            Some(glob) => outputs.push(glob),
+            None => note(format!("`{glob}` climbs above the workspace root; not translated")),
+        }
     }
-    inside
+    outputs
 }
 
 /// `env` / `passThroughEnv` (and the global forms): names, wildcards and

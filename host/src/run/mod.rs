@@ -14,6 +14,7 @@
 //! | `front` | the terminal subscriber of a run |
 //! | `record` | history as a subscriber |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
+//! | `dry_turbo` | `--dry=json --format turbo`: the plan in Turborepo's schema |
 //! | `task_lock` | one run of a task at a time across vx processes |
 //! | `locking` | which locks a job takes: its own, its dependencies' shared |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
@@ -23,6 +24,7 @@ mod batch;
 mod controls;
 mod download;
 mod dry;
+mod dry_turbo;
 mod engine;
 mod eta;
 mod exec;

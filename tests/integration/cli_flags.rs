@@ -172,6 +172,7 @@ fn every_value_flag_refuses_an_empty_a_huge_and_a_non_utf8_value_in_one_short_li
         "--env-mode",
         "--retries",
         "--log-order",
+        "--log-prefix",
         "--dry",
     ];
     for flag in flags {

@@ -30,6 +30,26 @@ fn every_line_carries_the_task_prefix() {
     }
 }
 
+/// Turborepo's `--log-prefix`: `none` prints a task's lines as it printed
+/// them; `task` and `auto` prefix them, as by default. Its `--log-order
+/// auto` streams.
+#[test]
+fn log_prefix_none_leaves_lines_as_printed_and_auto_order_streams() {
+    let env = one_task(r#"'printf "one\ntwo\n"; printf "no newline"'"#);
+    let out = env.vx(&["run", "build", "--log-prefix", "none", "--log-order", "auto"]);
+    out.assert_success();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.starts_with("Tasks: ")).collect();
+    assert_eq!(lines, ["one", "two", "no newline"], "{out}");
+    for prefix in ["task", "auto"] {
+        let out = env.vx(&["run", "build", "--force", "--log-prefix", prefix]);
+        out.assert_success();
+        assert_eq!(out.task_lines("web#build"), ["one", "two", "no newline"], "{out}");
+    }
+    let bad = env.vx(&["run", "build", "--log-prefix", "always"]);
+    bad.assert_code(2);
+    assert!(bad.error_line().contains("--log-prefix expects auto, task or none, got `always`"), "{bad}");
+}
+
 #[test]
 fn no_colour_with_no_color_or_a_pipe() {
     let env = one_task("\"echo hi\"");

@@ -17,7 +17,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use crate::config::EnvMode;
 use crate::error::Error;
 use crate::graph::ContinueMode;
-use crate::report::{LogOrder, OutputLogs};
+use crate::report::{LogOrder, LogPrefix, OutputLogs};
 use crate::run::Download;
 
 /// A flag value that is one of a few words.
@@ -186,9 +186,28 @@ impl ValueEnum for LogOrder {
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            // Turborepo's `auto` streams, as vx's default does.
+            LogOrder::Stream => PossibleValue::new("stream").alias("auto"),
+            LogOrder::Grouped => PossibleValue::new("grouped"),
+        })
+    }
+}
+
+impl Choice for LogPrefix {
+    const WANTS: &'static str = "auto, task or none";
+}
+
+impl ValueEnum for LogPrefix {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[LogPrefix::Auto, LogPrefix::Task, LogPrefix::None]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(match self {
-            LogOrder::Stream => "stream",
-            LogOrder::Grouped => "grouped",
+            LogPrefix::Auto => "auto",
+            LogPrefix::Task => "task",
+            LogPrefix::None => "none",
         }))
     }
 }

@@ -15,7 +15,7 @@ use crate::config::duration::parse_duration;
 use crate::config::{EnvMode, Workspace};
 use crate::error::{Error, Result};
 use crate::graph::{ContinueMode, Filter};
-use crate::report::{LogOrder, OutputLogs, color_enabled, github_actions};
+use crate::report::{LogOrder, LogPrefix, OutputLogs, color_enabled, github_actions};
 use crate::run::{Download, RunOptions, Selection};
 
 #[derive(Debug, Args)]
@@ -116,9 +116,15 @@ pub struct ExecArgs {
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
 
-    /// `stream` lines as they come (default) or `grouped` per task when it ends.
+    /// `stream` lines as they come (default; Turborepo's `auto` is taken
+    /// too) or `grouped` per task when it ends.
     #[arg(long, value_name = "ORDER", default_value = "stream", value_parser = choice::<LogOrder>())]
     pub log_order: LogOrder,
+
+    /// `task` (default; `auto` is the same): each line of a task's output
+    /// starts with `project#task:`; `none`: as the task printed it.
+    #[arg(long, value_name = "PREFIX", default_value = "auto", value_parser = choice::<LogPrefix>())]
+    pub log_prefix: LogPrefix,
 }
 
 /// Validated flags, before the workspace is read.
@@ -163,6 +169,7 @@ impl ExecArgs {
             continue_mode: self.continue_mode.unwrap_or_default(),
             output_logs: self.output_logs,
             log_order: self.log_order,
+            log_prefix: self.log_prefix,
             timeout,
             color: color_enabled(),
             github: github_actions(),

@@ -35,6 +35,17 @@ pub enum LogOrder {
     Grouped,
 }
 
+/// `--log-prefix`: whether each line of a task's output starts with its
+/// `project#task` (`task`; `auto`, the default, is the same), or comes as
+/// the task printed it (`none`), as Turborepo's flag of that name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogPrefix {
+    #[default]
+    Auto,
+    Task,
+    None,
+}
+
 /// Keys are shown shortened, as git shows commits.
 fn short(key: &str) -> &str {
     &key[..key.len().min(16)]
@@ -80,6 +91,8 @@ pub struct Terminal {
     details: bool,
     /// The status line, on a terminal only.
     status: Option<Mutex<StatusLine>>,
+    /// `--log-prefix none`: a task's lines come without its id.
+    bare: bool,
 }
 
 impl Terminal {
@@ -93,6 +106,7 @@ impl Terminal {
             github: false,
             details: false,
             status: None,
+            bare: false,
         }
     }
 
@@ -131,6 +145,13 @@ impl Terminal {
         if on {
             self.order = LogOrder::Grouped;
         }
+        self
+    }
+
+    /// `--log-prefix`: `none` leaves a task's own lines as it printed
+    /// them (vx's notes about the task keep the id).
+    pub fn with_prefix(mut self, prefix: LogPrefix) -> Self {
+        self.bare = prefix == LogPrefix::None;
         self
     }
 
@@ -205,11 +226,22 @@ impl Terminal {
 
     /// One line of a task's output (with or without its newline).
     fn line(&self, id: &str, line: &[u8]) {
+        let shown = |line: &[u8]| {
+            if self.bare {
+                let mut own = line.to_vec();
+                if !own.ends_with(b"\n") {
+                    own.push(b'\n');
+                }
+                own
+            } else {
+                self.prefixed(id, line)
+            }
+        };
         if self.holds() && self.logs != OutputLogs::None && self.logs != OutputLogs::HashOnly {
             let mut held = self.held.lock().expect("held lock poisoned");
-            held.entry(id.to_string()).or_default().push(&self.prefixed(id, line));
+            held.entry(id.to_string()).or_default().push(&shown(line));
         } else if self.streams() {
-            self.write(&self.prefixed(id, line));
+            self.write(&shown(line));
         }
     }
 

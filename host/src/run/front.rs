@@ -16,6 +16,7 @@ use crate::report::{StatusLine, Style, Terminal};
 pub fn terminal(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Terminal {
     let style = Style { enabled: opts.color };
     Terminal::new(style, opts.output_logs, opts.log_order)
+        .with_prefix(opts.log_prefix)
         .with_github_groups(opts.github)
         .with_status(status_line(ws, graph, opts))
 }

@@ -17,6 +17,7 @@ pub struct RunOptions {
     pub continue_mode: ContinueMode,
     pub output_logs: OutputLogs,
     pub log_order: LogOrder,
+    pub log_prefix: crate::report::LogPrefix,
     /// `--timeout`: applies to tasks that set no `timeout` of their own.
     pub timeout: Option<Duration>,
     pub color: bool,

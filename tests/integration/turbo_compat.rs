@@ -522,9 +522,16 @@ fn turbo_json_is_configuration_without_vx_init() {
     out.assert_success();
     assert!(env.log().iter().filter(|l| *l == "mid-codegen").count() == 2, "{out}");
 
-    env.vx(&["init"]).assert_success();
+    env.write(".gitignore", "node_modules/\n");
+    let init = env.vx(&["init"]);
+    init.assert_success();
+    assert!(init.stdout.contains("added .vx/ to .gitignore"), "{init}");
+    assert_eq!(env.read(".gitignore"), "node_modules/\n.vx/\n", "appended, nothing else touched");
     let info = env.vx(&["info"]);
     assert!(info.stdout.contains("vx.toml (the turbo.json beside it is not read"), "{info}");
+    let again = env.vx(&["init", "--force"]);
+    again.assert_success();
+    assert_eq!(env.read(".gitignore"), "node_modules/\n.vx/\n", "named once\n{again}");
 }
 
 /// `$TURBO_ROOT$/x` and `../x` globs are root-anchored in vx (`/x`,

@@ -146,6 +146,32 @@ fn an_input_edited_while_its_task_runs_is_not_stored_under_the_old_key() {
     assert_miss(&env, "the key of the old content has no entry");
 }
 
+/// The same for a `global-inputs` file: edited while a task runs, the
+/// task's result is not stored under the key of its old content.
+#[test]
+fn a_global_input_edited_while_a_task_runs_is_not_stored_under_the_old_key() {
+    let env = TestEnv::new();
+    env.write("vx.toml", "[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"tsconfig.base.json\"]\n");
+    let build = task(
+        "build",
+        &format!(
+            "{} && printf two > ../../tsconfig.base.json && mkdir -p dist && cp ../../tsconfig.base.json dist/",
+            log("p")
+        ),
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n",
+    );
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    env.write("packages/p/src/a.txt", "a");
+    env.write("tsconfig.base.json", "one");
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("changed while it ran")).collect();
+    assert_eq!(notes.len(), 1, "one line names the file\n{out}");
+    assert!(notes[0].contains("tsconfig.base.json") && notes[0].contains("not cached"), "{out}");
+    env.write("tsconfig.base.json", "one");
+    assert_miss(&env, "the key of the old content has no entry");
+}
+
 /// The pnpm fixture workspace (a root `devDependencies` on `vxf-test`),
 /// with a `test` task in each project.
 fn pnpm_workspace() -> TestEnv {

@@ -615,7 +615,23 @@ impl Cache {
                 _ => return Ok(Some(path.clone())),
             }
         }
+        // The global inputs the key read, by path: a stat each while they
+        // are unchanged (the stat index), as for the task's own.
+        for (rel, hex) in &manifest.global {
+            let same = self.digest_now(&root.join(rel)).is_ok_and(|h| h.to_hex().as_str() == hex);
+            if !same {
+                return Ok(Some(rel.clone()));
+            }
+        }
         Ok(None)
+    }
+
+    /// A file's key digest as a walk would give it now (through links,
+    /// its execute bit marked).
+    fn digest_now(&self, abs: &Path) -> std::io::Result<blake3::Hash> {
+        let stat = hasher::FileStat::of(&std::fs::metadata(abs)?);
+        let content = self.hasher.hash_stat(abs, &stat)?;
+        Ok(if stat.is_file() && stat.perm() & 0o100 != 0 { executable(&content) } else { content })
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.

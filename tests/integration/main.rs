@@ -61,6 +61,7 @@ mod task_model;
 mod trust_keys;
 mod tui;
 mod turbo_compat;
+mod turbo_repos;
 mod upgrade;
 mod verify;
 mod watch;

@@ -57,6 +57,34 @@ fn a_linked_source_directory_is_keyed_by_what_it_holds() {
     assert_miss(&env, "a file added behind the link");
 }
 
+/// A link out of the workspace is keyed by what it holds, as any link,
+/// and said once per run, since `vx watch` and `--affected` look inside
+/// the workspace only; a link inside it says nothing.
+#[test]
+fn a_link_out_of_the_workspace_is_keyed_by_content_and_noted_once() {
+    let env = TestEnv::new();
+    project(&env, "[\"src/**\"]");
+    let outside = env.root().parent().expect("the workspace has a parent").join("outside-src");
+    std::fs::create_dir_all(outside.join("deep")).expect("mkdir");
+    std::fs::write(outside.join("a.ts"), "one").expect("write");
+    std::fs::write(outside.join("deep/b.ts"), "b").expect("write");
+    std::os::unix::fs::symlink(&outside, env.path("packages/p/src")).expect("link src");
+    let (ran_cold, out) = ran(&env);
+    assert!(ran_cold, "cold\n{out}");
+    let notes: Vec<&str> = out.lines().filter(|l| l.contains("links out of the workspace")).collect();
+    assert_eq!(notes.len(), 1, "one line, however many files and directories lie behind it\n{out}");
+    assert!(notes[0].contains("task `build` of packages/p") && notes[0].contains("outside-src"), "{out}");
+    std::fs::write(outside.join("deep/b.ts"), "b, edited").expect("write");
+    assert_miss(&env, "an edit out of the workspace, keyed by content");
+
+    let inside = TestEnv::new();
+    project(&inside, "[\"src/**\"]");
+    inside.write("shared/a.ts", "a");
+    std::os::unix::fs::symlink("../../shared", inside.path("packages/p/src")).expect("link src");
+    let (_, out) = ran(&inside);
+    assert!(!out.contains("links out of the workspace"), "{out}");
+}
+
 #[test]
 fn a_linked_directory_inside_the_inputs_and_a_linked_file_are_followed() {
     let env = TestEnv::new();

@@ -575,3 +575,21 @@ fn turbo_root_and_parent_globs_are_root_anchored_inputs() {
     );
     assert!(out.stdout.contains("tasks.dev.interruptible: `vx watch` restarts"), "{out}");
 }
+
+/// Turborepo's `--framework-inference`: `false` is what vx does (it infers
+/// no framework) and runs; `true` is refused with what to write instead.
+#[test]
+fn framework_inference_false_runs_and_true_says_what_to_write() {
+    let env = noop_chain();
+    env.vx(&["run", "build", "--framework-inference=false"]).assert_success();
+    let out = env.vx(&["run", "build", "--framework-inference"]);
+    out.assert_code(2);
+    assert_eq!(
+        out.error_line(),
+        "vx: error: vx infers no framework: a task's key holds the variables its `env` names; list them in the \
+         task's `env` (`NEXT_PUBLIC_*`), or drop --framework-inference"
+    );
+    let bad = env.vx(&["run", "build", "--framework-inference=maybe"]);
+    bad.assert_code(2);
+    assert_eq!(bad.stderr.lines().count(), 1, "{bad}");
+}

@@ -124,6 +124,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 
+    /// Turborepo's flag, taken so its command lines work: vx infers no
+    /// framework (`false` is what it does anyway); `true` is refused with
+    /// what to write instead.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", hide = true)]
+    pub framework_inference: Option<bool>,
+
     /// With `--verify=inputs`: `text` (default) or `json`. With
     /// `--dry=json`: `turbo` prints the plan in Turborepo's `--dry=json`
     /// schema.
@@ -160,6 +166,10 @@ pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     if (args.summarize.is_some() || args.profile.is_some()) && (args.dry.is_some() || args.graph.is_some()) {
         return Err(Error::usage("--summarize and --profile describe a run, and --dry and --graph run nothing")
             .with_hint("drop one of them"));
+    }
+    if args.framework_inference == Some(true) {
+        return Err(Error::usage("vx infers no framework: a task's key holds the variables its `env` names")
+            .with_hint("list them in the task's `env` (`NEXT_PUBLIC_*`), or drop --framework-inference"));
     }
     let turbo_dry = args.format == Some(ReportFormat::Turbo);
     if turbo_dry && args.dry != Some(Format::Json) {

@@ -273,6 +273,25 @@ fn every_session_of_one_vx_runs_its_tasks_in_a_cgroup_of_its_own() {
 }
 
 #[test]
+fn a_background_process_that_became_a_zombie_is_not_waited_for() {
+    // This test process adopts orphans (a child subreaper) and never
+    // reaps them, as PID 1 of a container without an init does not: the
+    // task's background `sleep`, stopped by vx, stays a zombie in the
+    // task's group. A zombie runs nothing; a vx that waited for the group
+    // to empty would wait out the whole grace period (ten minutes here),
+    // so the run is bounded by the harness's patience.
+    nix::sys::prctl::set_child_subreaper(true).expect("become a child subreaper");
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let build = task("build", &format!("{}; sleep 5 & exit 0", log("p")), "cache = false\n");
+    env.write("packages/p/vx.toml", &format!("[project]\nname = \"p\"\n{build}"));
+    let out = env.vx_command(&["run", "build"]).env("VX_KILL_GRACE_MS", "600000").output();
+    out.assert_success();
+    assert!(out.stdout.contains("stopping processes left running in the background"), "{out}");
+    assert_eq!(env.log(), ["p"]);
+}
+
+#[test]
 fn an_interactive_task_without_a_terminal_fails_at_once_saying_so() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);

@@ -42,9 +42,17 @@ pub fn signal_group(pgid: i32, signal: Signal) {
     }
 }
 
-/// Whether any process (zombies included) is still in the group.
+/// Whether any process that is not a zombie is still in the group.
 pub fn group_alive(pgid: i32) -> bool {
-    !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
+    if matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH)) {
+        return false;
+    }
+    // A group of zombies still answers a signal, but runs nothing: an
+    // orphan (esbuild's service, left by tsup) is reparented to PID 1,
+    // and where PID 1 reaps nothing (a container without an init) it
+    // stays a zombie for ever. Waiting for it to go, then the grace
+    // period of a stop, cost seconds per task.
+    !super::procfs::group_members(pgid).is_empty()
 }
 
 /// The ladder: SIGTERM, wait up to `grace` for the group to empty, then

@@ -62,7 +62,8 @@ fn turbo_tasks_become_vx_tasks_that_run() {
         env.read("vx.toml"),
         "# Written by `vx init` from turbo.json.\n[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"tsconfig.base.json\"]\n\
          global-env = [\"CI_MODE\"]\nglobal-pass-env = [\"AWS_*\"]\n\
-         \n[tasks.format]\ndepends-on = []\n"
+         \n[project]\nname = \"//\"\n\n[tasks.format]\ndepends-on = []\n",
+        "the root package is `//`, as in turbo's `//#format`"
     );
     assert_eq!(
         env.read("packages/app/vx.toml"),

@@ -593,3 +593,30 @@ fn framework_inference_false_runs_and_true_says_what_to_write() {
     bad.assert_code(2);
     assert_eq!(bad.stderr.lines().count(), 1, "{bad}");
 }
+
+/// A task that writes tsc's `.tsbuildinfo` outside the outputs vx removes
+/// before each run is told so, with the mend; one whose outputs hold it,
+/// or that writes none, is not.
+#[test]
+fn a_tsbuildinfo_written_outside_the_outputs_is_said_with_the_mend() {
+    let env = TestEnv::new();
+    env.write("package.json", &root_package(""));
+    let build = "mkdir -p dist && echo x > dist/index.js && echo '{}' > tsconfig.tsbuildinfo";
+    env.write("packages/a/package.json", &package("a", &[], &[("build", build)]));
+    env.write("packages/b/package.json", &package("b", &[], &[("build", build)]));
+    env.write("packages/c/package.json", &package("c", &[], &[("build", "mkdir -p dist && echo x > dist/index.js")]));
+    env.write("turbo.json", r#"{ "tasks": { "build": { "outputs": ["dist/**"] } } }"#);
+    env.write(
+        "packages/b/turbo.json",
+        r#"{ "extends": ["//"], "tasks": { "build": { "outputs": ["dist/**", "tsconfig.tsbuildinfo"] } } }"#,
+    );
+    let out = env.vx(&["run", "build"]);
+    out.assert_success();
+    let notes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("outside its outputs")).collect();
+    assert_eq!(notes.len(), 1, "{out}");
+    assert!(
+        notes[0].starts_with("a#build: wrote tsconfig.tsbuildinfo outside its outputs")
+            && notes[0].contains("\"tsBuildInfoFile\": \"dist/tsconfig.tsbuildinfo\""),
+        "{out}"
+    );
+}

@@ -21,6 +21,7 @@
 //! | `remote` | the remote tier: a backend, its failures counted, its warnings |
 //! | `archive` | outputs as tar + zstd, and their defensive restore |
 //! | `clear` | old outputs removed before a task executes |
+//! | `build_state` | a tool's incremental state written outside the outputs (`.tsbuildinfo`) |
 //! | `tracked` | the files git tracks, which outputs never remove or overwrite |
 //! | `deps` | what keys take from `package.json` and the lockfile, memoised |
 //! | `mode` | `--cache` access per tier |
@@ -33,6 +34,7 @@ mod absent;
 mod anchored;
 pub(crate) mod archive;
 mod backend;
+mod build_state;
 mod clear;
 mod deps;
 mod diff;
@@ -60,6 +62,7 @@ use std::time::Duration;
 pub use anchored::{InputGlobs, InputMatcher, OutputGlobs, is_anchored};
 pub use archive::{ArchiveError, Member, ROOT_MEMBERS, Restored, pack_members, read_members};
 pub use backend::{Backend, BackendError, PROBE_KEY};
+pub use build_state::BuildState;
 pub use clear::{ClearError, clear_outputs};
 pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
 pub use diff::{Change, diff_explained, diff_manifests};

@@ -346,7 +346,9 @@ impl Job {
         let Some(_readers) = self.read_locks().await else {
             return (self.attempt.node, TaskResult::not_run(self.attempt.id.clone(), TaskStatus::Cancelled), None);
         };
+        let state_before = self.build_state();
         let (ran, tries, cleared) = self.run_attempts().await;
+        self.note_build_state_outside(&state_before);
         let cacheable = cacheable && cleared;
         let duration = start.elapsed();
         let log_tail = match (&ran.status, &tries.failed_tail) {
@@ -506,6 +508,28 @@ impl Job {
                 self.attempt.events.note(&self.attempt.id, &format!("not cached: clearing its outputs failed: {e}"));
                 false
             }
+        }
+    }
+
+    /// The incremental build state in the task's directory now
+    /// (`cache::BuildState`); none for a task without outputs.
+    fn build_state(&self) -> crate::cache::BuildState {
+        match &self.outputs {
+            Some((_, dir, task)) => crate::cache::BuildState::of(dir, task),
+            None => crate::cache::BuildState::default(),
+        }
+    }
+
+    /// Says which incremental state the task wrote outside the
+    /// outputs vx removes before each run (`tsc -b`'s `.tsbuildinfo`).
+    fn note_build_state_outside(&self, before: &crate::cache::BuildState) {
+        let Some((_, _, task)) = &self.outputs else { return };
+        let written = before.written_outside(&self.build_state(), task);
+        if let Some(file) = written.first() {
+            let message = format!(
+                "wrote {file} outside its outputs, which vx removes before each run: an incremental build (tsc -b)                  then skips files it believes are built; put it with the outputs (\"tsBuildInfoFile\": \"dist/{file}\")                  or add `{file}` to outputs (docs/init.md)"
+            );
+            self.attempt.events.note(&self.attempt.id, &message);
         }
     }
 

@@ -262,3 +262,35 @@ fn run_without_a_task_lists_the_tasks() {
     assert!(out.stdout.lines().any(|l| l.ends_with("#build")), "{out}");
     assert!(out.stdout.lines().any(|l| l.ends_with("#test")), "{out}");
 }
+
+/// `--filter tag:GLOB` selects the projects with a matching tag, and
+/// composes with `!`, `...` and other filters like any filter.
+#[test]
+fn filter_by_tag_selects_tagged_projects() {
+    let env = fixture();
+    let tag = |dir: &str, tags: &str| {
+        let path = format!("{dir}/vx.toml");
+        let text = env.read(&path).replacen("[project]\n", &format!("[project]\ntags = [{tags}]\n"), 1);
+        env.write(&path, &text);
+    };
+    tag("apps/site", "\"scope:app\", \"type:web\"");
+    tag("apps/admin", "\"scope:app\"");
+    tag("packages/ui", "\"scope:shared\"");
+    assert_eq!(ran(&env, ".", &["run", "build", "--filter", "tag:scope:app"]), builds(&["admin", "site"]));
+    assert_eq!(
+        ran(&env, ".", &["run", "build", "--filter", "tag:scope:*", "--filter", "!tag:type:web"]),
+        builds(&["admin", "ui"])
+    );
+    assert_eq!(ran(&env, ".", &["run", "build", "--filter", "tag:scope:shared...", "--only"]), builds(&["ui"]));
+    assert_eq!(
+        ran(&env, ".", &["run", "build", "--filter", "...tag:scope:shared"]),
+        builds(&["admin", "site", "ui", "web"]),
+        "ui and everything that depends on it"
+    );
+    let out = env.vx(&["run", "build", "--filter", "tag:nope"]);
+    out.assert_success();
+    assert!(out.stderr.contains("--filter `tag:nope` matches no project's tags"), "{out}");
+    let bad = env.vx(&["run", "build", "--filter", "tag:"]);
+    bad.assert_code(2);
+    assert!(bad.error_line().contains("empty tag in `tag:`"), "{bad}");
+}

@@ -20,6 +20,8 @@ enum Core {
     Name(String),
     Path(String),
     Changed(String),
+    /// `tag:GLOB`: the projects with a tag the glob matches.
+    Tag(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,10 +82,15 @@ impl Filter {
             Core::Path(path.strip_suffix('}').ok_or_else(|| bad("`{` without `}`"))?.to_string())
         } else if rest == "." || rest == ".." || rest.starts_with("./") || rest.starts_with("../") {
             Core::Path(rest.to_string())
+        } else if let Some(tag) = rest.strip_prefix("tag:") {
+            if tag.is_empty() {
+                return Err(bad("empty tag in `tag:`"));
+            }
+            Core::Tag(tag.to_string())
         } else {
             Core::Name(rest.to_string())
         };
-        if let Core::Name(n) | Core::Path(n) = &core {
+        if let Core::Name(n) | Core::Path(n) | Core::Tag(n) = &core {
             globset::Glob::new(n).map_err(|e| bad(&e.kind().to_string()))?;
         }
         Ok(Filter { text: text.to_string(), exclude, core, dependents, dependencies, skip_self })
@@ -127,6 +134,20 @@ impl Filter {
                 ws.projects.iter().enumerate().filter(|(_, p)| glob.is_match(&p.rel_dir)).map(|(i, _)| i).collect()
             }
             Core::Changed(rev) => changed_projects(ws, Some(rev))?,
+            Core::Tag(pattern) => {
+                let glob = globset::Glob::new(pattern).expect("checked in parse").compile_matcher();
+                let set: BTreeSet<usize> = ws
+                    .projects
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.tags.iter().any(|t| glob.is_match(t)))
+                    .map(|(i, _)| i)
+                    .collect();
+                if set.is_empty() {
+                    tracing::warn!("--filter `{}` matches no project's tags", crate::error::one_line(&self.text));
+                }
+                set
+            }
         };
         let mut out = if self.skip_self { BTreeSet::new() } else { base.clone() };
         if self.dependencies {

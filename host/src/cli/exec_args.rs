@@ -31,7 +31,8 @@ pub struct ExecArgs {
 
     /// Select projects: `name`, `@org/*`, `./apps/*`, `name...` (with its
     /// dependencies), `...name` (with its dependents), `[REV]` (changed since
-    /// REV), `!name` (exclude). Repeatable; the union is taken.
+    /// REV), `tag:GLOB` (tagged projects), `//` (the root), `!name`
+    /// (exclude). Repeatable; the union is taken.
     #[arg(long, short = 'F', value_name = "FILTER", add = ArgValueCompleter::new(complete_projects))]
     pub filter: Vec<String>,
 

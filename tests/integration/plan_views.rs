@@ -208,3 +208,34 @@ fn show_an_unknown_project_suggests_one() {
     out.assert_code(2);
     assert!(out.error_line().contains("did you mean `web`?"), "{out}");
 }
+
+/// A task's `description` (issue 39) is shown by `vx show` under the
+/// task, and is in `vx show --format json` and `--dry=json`; Turborepo's
+/// `description` is read natively and written by `vx init`.
+#[test]
+fn a_task_description_is_shown_and_read_from_turbo_json() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    env.write(
+        "packages/web/vx.toml",
+        "[project]\nname = \"web\"\n\n[tasks.build]\ncommand = \"true\"\ndescription = \"Bundles the app for production\"\n",
+    );
+    let show = env.vx(&["show", "web"]);
+    show.assert_success();
+    assert!(show.stdout.contains("  build: true\n    Bundles the app for production\n"), "{show}");
+    let json: Value = serde_json::from_str(&env.vx(&["show", "web", "--format", "json"]).stdout).expect("JSON");
+    assert_eq!(json["projects"][0]["tasks"]["build"]["description"], "Bundles the app for production", "{json}");
+    let dry: Value = serde_json::from_str(&env.vx(&["run", "build", "--dry=json"]).stdout).expect("JSON");
+    assert_eq!(dry["tasks"][0]["description"], "Bundles the app for production", "{dry}");
+
+    let turbo = TestEnv::new();
+    turbo.write("package.json", r#"{ "name": "root", "workspaces": ["packages/*"] }"#);
+    turbo.write("packages/a/package.json", r#"{ "name": "a", "scripts": { "build": "true" } }"#);
+    turbo.write("turbo.json", r#"{ "tasks": { "build": { "description": "Compiles TypeScript" } } }"#);
+    let show = turbo.vx(&["show", "a"]);
+    show.assert_success();
+    assert!(show.stdout.contains("    Compiles TypeScript\n"), "{show}");
+    let init = turbo.vx(&["init", "--dry"]);
+    init.assert_success();
+    assert!(init.stdout.contains("[tasks.build]\ndescription = \"Compiles TypeScript\"\n"), "{init}");
+}

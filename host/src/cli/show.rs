@@ -90,6 +90,7 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
                 "cache": t.cache,
                 "persistent": t.persistent,
                 "executor": t.executor,
+                "description": t.description,
             });
             // Only a group carries the key, so existing consumers see no change.
             if t.is_group() {
@@ -121,6 +122,9 @@ fn project_text(ws: &Workspace, p: &Project, dependents: &[usize]) -> String {
         let deps = if deps.is_empty() { String::new() } else { format!("  (after {})", deps.join(", ")) };
         let command = if t.is_group() { "(group)".to_string() } else { t.command.to_string() };
         out.push_str(&format!("  {}: {command}{deps}\n", t.name));
+        if let Some(description) = &t.description {
+            out.push_str(&format!("    {description}\n"));
+        }
     }
     out
 }

@@ -234,6 +234,8 @@ pub struct Task {
     pub mutex: Option<String>,
     /// `priority`: breaks ties among ready tasks.
     pub priority: Priority,
+    /// `description`: what the task is for, shown by `vx show` and `--dry`.
+    pub description: Option<String>,
 }
 
 /// A task's share of `--concurrency` (in thousandths of a cpu, so `0.5`
@@ -322,6 +324,7 @@ impl Task {
             resources: Resources::default(),
             mutex: None,
             priority: Priority::Normal,
+            description: None,
         }
     }
 

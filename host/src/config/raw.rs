@@ -104,6 +104,8 @@ pub struct RawTask {
     pub resources: Option<Spanned<RawResources>>,
     pub mutex: Option<Spanned<String>>,
     pub priority: Option<Spanned<String>>,
+    /// One line saying what the task is for (`vx show`, `--dry`).
+    pub description: Option<String>,
 }
 
 /// `resources = { memory = "2GiB", cpus = 2 }`: a task's share of the

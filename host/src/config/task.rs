@@ -138,6 +138,7 @@ fn configured_task(
         resources,
         mutex,
         priority,
+        description: raw.description.as_deref().map(crate::error::one_line),
     })
 }
 
@@ -201,6 +202,7 @@ fn group_task(
         // workspace-wide parts), so a dependent's key still moves with them.
         inputs: Some(Vec::new()),
         env,
+        description: raw.description.as_deref().map(crate::error::one_line),
         ..Task::plain(&name, Command::Shell(String::new()), TaskOrigin::Group)
     })
 }

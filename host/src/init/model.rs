@@ -90,6 +90,8 @@ pub struct TaskSpec {
     pub group: bool,
     /// The file and setting path the task came from, for notes about it.
     pub origin: (String, String),
+    /// `description`, as the source gives it.
+    pub description: Option<String>,
 }
 
 /// A task dependency, before it is checked against the plan.

@@ -44,7 +44,8 @@ pub fn translate_task(def: &Map<String, Value>, ctx: &TaskCtx<'_>, plan: &mut Pl
     for (key, value) in def {
         let setting = ctx.setting(key);
         match key.as_str() {
-            "command" | "args" | "script" | "type" | "description" => {}
+            "description" => task.description = value.as_str().map(str::to_string),
+            "command" | "args" | "script" | "type" => {}
             "env" => env_values.extend(value.as_object().cloned().unwrap_or_default()),
             "deps" => {
                 for dep in value.as_array().into_iter().flatten().chain(&ctx.inherited.deps) {

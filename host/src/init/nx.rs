@@ -267,7 +267,10 @@ fn translate_target(t: &Target<'_>, spec: &ProjectSpec, ctx: &Ctx<'_>, plan: &mu
     for key in t.keys() {
         let Some((value, vfile, setting)) = t.get(&key) else { continue };
         match key.as_str() {
-            "executor" | "options" | "command" | "metadata" => {}
+            "metadata" => {
+                task.description = value.get("description").and_then(Value::as_str).map(str::to_string);
+            }
+            "executor" | "options" | "command" => {}
             "dependsOn" => task.depends_on = depends_on(value, &vfile, &setting, plan),
             "inputs" => {
                 let mut resolver = Resolver { dir: &spec.dir, named: t.named, file: &vfile, setting: &setting, plan };

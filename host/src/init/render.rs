@@ -67,6 +67,9 @@ fn project_text(p: &ProjectSpec) -> Option<String> {
 }
 
 fn task_text(t: &TaskSpec, out: &mut String) {
+    if let Some(description) = &t.description {
+        out.push_str(&format!("description = {}\n", quote(description)));
+    }
     if let Some(command) = &t.command {
         out.push_str(&format!("command = {}\n", quote(command)));
     }

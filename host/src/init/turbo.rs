@@ -221,8 +221,13 @@ impl Ws<'_> {
         if has_script {
             project.tasks.insert(name.to_string(), task);
         } else {
-            let group =
-                TaskSpec { depends_on: task.depends_on, group: true, origin: task.origin, ..TaskSpec::default() };
+            let group = TaskSpec {
+                depends_on: task.depends_on,
+                group: true,
+                origin: task.origin,
+                description: task.description,
+                ..TaskSpec::default()
+            };
             project.tasks.insert(name.to_string(), group);
         }
         Ok(())

@@ -76,6 +76,10 @@ impl TaskCtx<'_> {
 pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Result<TaskSpec> {
     let mut task = TaskSpec { cache: true, origin: def.origin.clone(), ..TaskSpec::default() };
     for (key, (value, file, at)) in &def.keys {
+        if key == "description" {
+            task.description = value.as_str().map(str::to_string);
+            continue;
+        }
         let setting = format!("{at}.{key}");
         let Some(items) = strings(value).or_else(|| value.is_boolean().then(Vec::new)) else {
             plan.note(file, setting, format!("unexpected value {}", describe(value)));
@@ -114,7 +118,6 @@ pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Resul
             "persistent" => task.persistent = value.as_bool().unwrap_or(false),
             "outputLogs" | "outputMode" => note("vx sets this per run with `--output-logs`".into()),
             "interactive" => task.interactive = value.as_bool().unwrap_or(false),
-            "description" => {}
             "with" => note(format!(
                 "vx has no `with`: name the sibling tasks on the command line (`vx run {} {}`) or give the task a `depends-on`",
                 ctx.task,

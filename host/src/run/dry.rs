@@ -138,6 +138,7 @@ impl DryPlan<'_> {
                     "retries": task.retries,
                     "resources": { "cpus": task.resources.millicpus as f64 / 1000.0, "memory": task.resources.memory },
                     "mutex": task.mutex,
+                    "description": task.description,
                     "priority": task.priority.as_str(),
                     "contends": self.contention(n),
                     "key": key,

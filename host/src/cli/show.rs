@@ -90,11 +90,14 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
                 "cache": t.cache,
                 "persistent": t.persistent,
                 "executor": t.executor,
-                "description": t.description,
             });
             // Only a group carries the key, so existing consumers see no change.
             if t.is_group() {
                 value["group"] = json!(true);
+            }
+            // Likewise only a described task carries `description`.
+            if let Some(description) = &t.description {
+                value["description"] = json!(description);
             }
             (t.name.clone(), value)
         })

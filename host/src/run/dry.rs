@@ -138,7 +138,6 @@ impl DryPlan<'_> {
                     "retries": task.retries,
                     "resources": { "cpus": task.resources.millicpus as f64 / 1000.0, "memory": task.resources.memory },
                     "mutex": task.mutex,
-                    "description": task.description,
                     "priority": task.priority.as_str(),
                     "contends": self.contention(n),
                     "key": key,
@@ -152,6 +151,10 @@ impl DryPlan<'_> {
                 if task.is_group() {
                     entry["command"] = serde_json::Value::Null;
                     entry["group"] = json!(true);
+                }
+                // Only a described task carries `description`, likewise.
+                if let Some(description) = &task.description {
+                    entry["description"] = json!(description);
                 }
                 entry
             })

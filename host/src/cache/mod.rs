@@ -404,7 +404,7 @@ impl Cache {
             Some(view) => view.hash(&f.abs, stat, next, || self.hasher.hash_stat(&f.abs, stat))?,
             None => self.hasher.hash_stat(&f.abs, stat)?,
         };
-        Ok(if stat.is_file() && stat.perm() & 0o100 != 0 { executable(&content) } else { content })
+        Ok(key_digest(stat, content))
     }
 
     /// Hashes the files of sorted runs (`runs`), on several threads when
@@ -635,7 +635,7 @@ impl Cache {
     fn digest_now(&self, abs: &Path) -> std::io::Result<blake3::Hash> {
         let stat = hasher::FileStat::of(&std::fs::metadata(abs)?);
         let content = self.hasher.hash_stat(abs, &stat)?;
-        Ok(if stat.is_file() && stat.perm() & 0o100 != 0 { executable(&content) } else { content })
+        Ok(key_digest(&stat, content))
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.
@@ -744,6 +744,14 @@ fn nested_projects(ws: &Workspace) -> std::collections::HashMap<PathBuf, Vec<Pat
 fn note_links_out(root: &Path, project_dir: &Path, task: &Task, runs: &[Vec<FileRef>]) {
     static NOTED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<PathBuf>>> =
         std::sync::OnceLock::new();
+    let noted = NOTED.get_or_init(std::sync::Mutex::default);
+    let id = project_dir.join(&task.name);
+    // Keying runs this for every task, and again before storing: once the
+    // task was noted, or when nothing came through a link, nothing is
+    // resolved.
+    if !runs.iter().flatten().any(|f| f.via_link) || noted.lock().expect("noted lock poisoned").contains(&id) {
+        return;
+    }
     let mut outside: Vec<PathBuf> = Vec::new();
     let mut seen: std::collections::HashSet<&Path> = std::collections::HashSet::new();
     for f in runs.iter().flatten().filter(|f| f.via_link) {
@@ -758,8 +766,7 @@ fn note_links_out(root: &Path, project_dir: &Path, task: &Task, runs: &[Vec<File
     if outside.is_empty() {
         return;
     }
-    let id = project_dir.join(&task.name);
-    if !NOTED.get_or_init(std::sync::Mutex::default).lock().expect("noted lock poisoned").insert(id) {
+    if !noted.lock().expect("noted lock poisoned").insert(id) {
         return;
     }
     outside.sort();
@@ -780,7 +787,10 @@ fn note_links_out(root: &Path, project_dir: &Path, task: &Task, runs: &[Vec<File
 /// mode as well as its bytes (`cp -p`, a script run directly), so a
 /// `chmod +x` is a miss, as git's index records the same bit; other mode
 /// bits are not kept by git and would differ between checkouts.
-fn executable(content: &blake3::Hash) -> blake3::Hash {
+fn key_digest(stat: &hasher::FileStat, content: blake3::Hash) -> blake3::Hash {
+    if !(stat.is_file() && stat.perm() & 0o100 != 0) {
+        return content;
+    }
     let mut h = blake3::Hasher::new();
     h.update(b"vx-executable\0");
     h.update(content.as_bytes());

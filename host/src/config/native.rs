@@ -16,15 +16,9 @@ use super::error::ConfigError;
 use super::raw::RawFile;
 use crate::init::{SourceKind, render, translate};
 
-/// A task (or a whole project) the configuration's tool refuses to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broken {
-    pub project: String,
-    /// `None`: every task of the project.
-    pub task: Option<String>,
-    /// The error, one line with its mend.
-    pub why: String,
-}
+/// A task (or a whole project) the configuration's tool refuses to run:
+/// the translation's own record, kept as it is.
+pub use crate::init::Broken;
 
 /// Which files configure the workspace, for `vx info` and the docs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,12 +70,7 @@ pub(super) fn turbo(root: &Path) -> Result<Option<Translated>, ConfigError> {
     }
     let plan = translate(root, SourceKind::Turbo).map_err(|e| ConfigError::Translated(Box::new(e.into())))?;
     let texts = render(&plan).into_iter().map(|f| (f.path, f.text)).collect();
-    let broken = plan
-        .broken
-        .iter()
-        .map(|b| Broken { project: b.project.clone(), task: b.task.clone(), why: b.why.clone() })
-        .collect();
-    Ok(Some(Translated { file: plan.source.clone(), texts, read: plan.read, broken }))
+    Ok(Some(Translated { file: plan.source, texts, read: plan.read, broken: plan.broken }))
 }
 
 impl Translated {

@@ -142,8 +142,8 @@ fn keep_watching(
             let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let _ = watch_all(watcher.as_mut(), &new);
             drop(watcher);
+            let files = super::tree::files_in(&new);
             watched.extend(new);
-            let files = super::tree::files_below(&root, &dir);
             if !files.is_empty() {
                 let _ = events.send(files);
             }

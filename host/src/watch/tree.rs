@@ -38,11 +38,11 @@ pub fn watched_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The files at and below a directory made while watching: what was
-/// written in it before its watch was added, reported as changes.
-pub fn files_below(root: &Path, dir: &Path) -> Vec<PathBuf> {
-    watched_dirs(root, dir)
-        .iter()
+/// The files directly in `dirs` (the directories [`watched_dirs`] found
+/// below one made while watching): what was written in them before their
+/// watches were added, reported as changes.
+pub fn files_in(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    dirs.iter()
         .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
@@ -84,7 +84,7 @@ mod tests {
         std::fs::write(tmp.join("packages/b/x.ts"), "x").unwrap();
         let below = watched_dirs(&tmp, &tmp.join("packages/b"));
         assert_eq!(below, [tmp.join("packages/b")]);
-        assert_eq!(files_below(&tmp, &tmp.join("packages/b")), [tmp.join("packages/b/x.ts")]);
+        assert_eq!(files_in(&below), [tmp.join("packages/b/x.ts")]);
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }

@@ -320,6 +320,33 @@ fn a_task_whose_command_runs_vx_on_itself_is_refused_not_deadlocked() {
 }
 
 #[test]
+fn a_task_whose_command_runs_vx_on_its_own_dependency_is_not_deadlocked() {
+    // app#build holds lib#build's lock shared while it runs (another vx
+    // may not clear lib's outputs under it); its command runs `vx run
+    // lib#build`, which needs that lock exclusively to restore lib. The
+    // nested vx passes over a lock its ancestor holds shared: on a vx
+    // that waits for it, this run never ends (bounded by the harness's
+    // patience).
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    let lib = task(
+        "build",
+        &format!("{} && mkdir -p dist && echo lib > dist/lib.txt", log("lib")),
+        "inputs = [\"src/**\"]\noutputs = [\"dist/**\"]\n",
+    );
+    env.write("packages/lib/vx.toml", &format!("[project]\nname = \"lib\"\n{lib}"));
+    env.write("packages/lib/src/a.txt", "a");
+    let nested = format!("{} run lib#build", vx_bin().display());
+    let app =
+        task("build", &format!("{nested} && {}", log("app")), "depends-on = [\"^build\"]\ninputs = [\"src/**\"]\n");
+    env.write("packages/app/vx.toml", &format!("[project]\nname = \"app\"\ndepends-on = [\"lib\"]\n{app}"));
+    env.write("packages/app/src/a.txt", "a");
+    let out = env.vx_command(&["run", "build"]).output();
+    out.assert_success();
+    assert_eq!(env.log(), ["lib", "app"], "the nested run of lib is a hit\n{out}");
+}
+
+#[test]
 fn a_wait_for_another_vx_says_who_holds_the_task_and_ctrl_c_ends_it() {
     let env = TestEnv::new();
     env.workspace(&["packages/*"]);

@@ -42,9 +42,15 @@ pub fn signal_group(pgid: i32, signal: Signal) {
     }
 }
 
+/// Whether the group still answers a signal: any process in it, zombies
+/// included. One system call, for a caller that polls often.
+pub fn group_signalable(pgid: i32) -> bool {
+    !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
+}
+
 /// Whether any process that is not a zombie is still in the group.
 pub fn group_alive(pgid: i32) -> bool {
-    if matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH)) {
+    if !group_signalable(pgid) {
         return false;
     }
     // A group of zombies still answers a signal, but runs nothing: an

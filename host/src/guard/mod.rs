@@ -29,7 +29,7 @@ mod watchdog;
 pub use cgroup::{TaskCgroup, describe as containment};
 pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
-pub use ladder::{grace_period, group_alive, hurry, pid_alive, signal_group, stop_group, stop_pids};
+pub use ladder::{grace_period, group_alive, group_signalable, hurry, pid_alive, signal_group, stop_group, stop_pids};
 pub use link::{GuardLink, RUN_ID_VAR};
 pub use probe::{PROBE_OUTPUT_LIMIT, Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, is_ancestor, last_pid};

@@ -23,8 +23,8 @@ use super::{Attempt, Executor, Ran};
 use crate::events::output::{BoundedLog, MAX_LINE, take_piece};
 use crate::events::{Event, TaskStatus};
 use crate::guard::{
-    ExitWatch, Usage, find_escapees, grace_period, group_alive, group_members, last_pid, spawn_isolated, spawn_task,
-    stop_group, stop_pids,
+    ExitWatch, Usage, find_escapees, grace_period, group_alive, group_members, group_signalable, last_pid,
+    spawn_isolated, spawn_task, stop_group, stop_pids,
 };
 
 /// How long output is still read once a task's group is gone and what
@@ -266,6 +266,9 @@ async fn supervise(
     let persistent = a.persistent.is_some();
     let mut exit = None;
     let mut group_gone = false;
+    let mut after_exit = 0u32;
+    // Ticks of READY_POLL between two scans for a zombie-only group: 1 s.
+    const SCANS_EVERY: u32 = (1000 / READY_POLL.as_millis()) as u32;
     while exit.is_none() || (persistent && !group_gone) {
         tokio::select! {
             read = read_piece(&mut out.reader, &mut out.line, out.partial), if !out.eof => match read {
@@ -292,7 +295,12 @@ async fn supervise(
                     ready.poll().await;
                 }
                 if exit.is_some() {
-                    group_gone = !group_alive(pgid);
+                    // A server's leader is gone and its group stays: a
+                    // signal says cheaply whether anything is left; whether
+                    // only zombies are is a scan of /proc, asked once a
+                    // second rather than every tick.
+                    after_exit += 1;
+                    group_gone = !group_signalable(pgid) || (after_exit.is_multiple_of(SCANS_EVERY) && !group_alive(pgid));
                 }
             }
             () = stop.notified(), if persistent && !ending.stopping() => {

@@ -16,6 +16,7 @@
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
 //! | [`sandbox`] | `sandbox` on a task: the paths its declarations open, confined by Landlock and a network namespace |
 //! | [`dashboard`] | `vx dashboard`: the local web page over history, its JSON API, the live files of runs in progress |
+//! | [`session`] | a run's consumers built in one place for `vx run`, `vx watch` cycles and `--verify`: the front, history, files, reports, plugins, in the order they need |
 //! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
 //! | [`cache`]  | the content-hash cache: keys, inputs, the local store, history, and [`cache::Backend`], the interface of every tier |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
@@ -56,6 +57,7 @@ pub mod remote;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod session;
 pub mod sys;
 pub mod tui;
 pub mod upgrade;

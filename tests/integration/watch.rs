@@ -182,6 +182,28 @@ fn one_edit_reruns_the_affected_task_exactly_once() {
 }
 
 #[test]
+fn every_cycle_is_recorded_in_history_as_a_run_of_the_watch_command() {
+    let env = TestEnv::new();
+    build_project(&env, "a", &[]);
+    build_project(&env, "b", &[]);
+    let vx = watch(&env, &["build"], &[]);
+    env.write("packages/a/src/x.txt", "2\n");
+    wait_settled(&vx, 2);
+    stop(&env, vx, &[]);
+
+    let out = env.vx(&["history", "--format", "json"]);
+    out.assert_success();
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let rows = rows.as_array().unwrap_or_else(|| panic!("{out}"));
+    // Newest first: the re-run of `a` alone, then the first cycle's two tasks.
+    let seen: Vec<(&str, i64, i64)> = rows
+        .iter()
+        .map(|r| (r["command"].as_str().unwrap_or(""), r["tasks"].as_i64().unwrap_or(-1), r["exit_code"].as_i64().unwrap_or(-1)))
+        .collect();
+    assert_eq!(seen, [("vx watch build", 1, 0), ("vx watch build", 2, 0)], "{out}");
+}
+
+#[test]
 fn an_edit_in_a_dependency_reruns_its_dependents_and_not_the_other_way() {
     let env = TestEnv::new();
     build_project(&env, "lib", &[]);

@@ -18,7 +18,7 @@ use crate::graph::{ContinueMode, Filter};
 use crate::report::{LogOrder, LogPrefix, OutputLogs, color_enabled, github_actions};
 use crate::run::{Download, RunOptions, Selection};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ExecArgs {
     /// Tasks to run: `build` (in every selected project) or `web#build`.
     #[arg(value_name = "TASK", add = ArgValueCompleter::new(complete_tasks))]

@@ -5,7 +5,7 @@
 //! pointed at: the line holds `-C DIR` as typed, so it resolves from the
 //! caller's directory, and a `cd` to DIR in front would make it DIR/DIR.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Args;
 
@@ -13,17 +13,13 @@ use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
 use crate::run::shell_quote;
+use crate::session::caller_dir;
 
 /// Print the last invocation as one paste-able line.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  $(vx last)    run the last command again")]
 pub struct LastArgs {}
 
-/// The directory vx was started in (before `-C`), where a pasted line runs;
-/// `fallback` when it cannot be read.
-pub fn caller_dir(fallback: &Path) -> PathBuf {
-    std::env::current_dir().and_then(|d| d.canonicalize()).unwrap_or_else(|_| fallback.to_path_buf())
-}
 
 pub fn cmd_last(_args: LastArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;

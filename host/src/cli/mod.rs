@@ -19,6 +19,8 @@ mod plugin_new;
 mod plugin_verb;
 mod prune;
 mod run;
+mod run_flags;
+mod run_plan;
 mod show;
 mod translate;
 mod upgrade;
@@ -121,7 +123,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
     let user_args: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     match cli.command {
         Commands::Run(a) => run::cmd_run(*a, &cwd, &user_args),
-        Commands::Watch(a) => watch::cmd_watch(*a, &cwd),
+        Commands::Watch(a) => watch::cmd_watch(*a, &cwd, &user_args),
         Commands::Show(a) => show::cmd_show(a, &cwd),
         Commands::Last(a) => last::cmd_last(a, &cwd),
         Commands::Lock(a) => lock::cmd_lock(a, &cwd),

@@ -14,10 +14,10 @@ use super::exec_args::runtime;
 use crate::cache::state_dir;
 use crate::config::Workspace;
 use crate::error::{Error, Result};
-use crate::events::Bus;
 use crate::graph::TaskGraph;
 use crate::run::{RunOptions, execute};
 use crate::sandbox::{Observed, patch};
+use crate::session::{FrontKind, RunSession, SessionOptions};
 
 /// Runs the check of `kind`; its exit code.
 pub fn after_run(
@@ -37,14 +37,16 @@ pub fn after_run(
 /// Its output goes to stderr when stdout is for a JSON report.
 fn run_requested(ws: &Workspace, requested: &TaskGraph, opts: &RunOptions, label: &str, json: bool) -> Result<u8> {
     let said = format!("vx: {label} run of the {} requested task(s), uncached", requested.len());
-    let mut terminal = crate::run::terminal(ws, requested, opts);
     if json {
         eprintln!("{said}");
-        terminal = terminal.to_stderr();
     } else {
         println!("{said}");
     }
-    Ok(runtime()?.block_on(execute(ws, requested, opts, None, Bus::new(vec![Arc::new(terminal)])))?.exit_code())
+    let front = FrontKind::Stream { details: false, to_stderr: json };
+    let mut opts = opts.clone();
+    let session = RunSession::start(ws, requested, &mut opts, SessionOptions::shown_only(&[], ws.root.clone(), front))?;
+    let outcome = runtime()?.block_on(execute(ws, requested, &opts, None, session.bus()))?;
+    Ok(session.finish(&outcome, false))
 }
 
 /// `--verify=inputs`: exit 1 when a task touched anything undeclared.

@@ -25,7 +25,7 @@ pub struct WatchArgs {
     pub exec: ExecArgs,
 }
 
-pub fn cmd_watch(args: WatchArgs, cwd: &Path) -> Result<u8> {
+pub fn cmd_watch(args: WatchArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let prepared = args.exec.prepare(cwd, "watch")?;
     let request = WatchRequest {
         cwd: cwd.to_path_buf(),
@@ -34,6 +34,7 @@ pub fn cmd_watch(args: WatchArgs, cwd: &Path) -> Result<u8> {
         cache_dir: prepared.cache_dir,
         cache_mode: prepared.cache_mode,
         force: prepared.force,
+        argv: argv.to_vec(),
     };
     runtime()?.block_on(watch(request))
 }

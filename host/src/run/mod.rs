@@ -11,7 +11,7 @@
 //! | `batch` | cached tasks begun a batch at a time, hits settled there |
 //! | `task_cache` | a task's key, lookup, restore and store |
 //! | `exec/` | the executor seam: local processes, plugins, REAPI |
-//! | `front` | the terminal subscriber of a run |
+//! | `front` | the recorded durations the fronts' ETAs come from |
 //! | `record` | history as a subscriber |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
 //! | `dry_turbo` | `--dry=json --format turbo`: the plan in Turborepo's schema |
@@ -49,7 +49,7 @@ pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
 pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
-pub use front::{recorded_p50s, terminal};
+pub use front::recorded_p50s;
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;

@@ -21,7 +21,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::events::TaskResult;
 use crate::graph::TaskGraph;
 use crate::report::Style;
-use crate::run::{RunOptions, Selection, Session, Signals, plan};
+use crate::run::{RunOptions, RunOutcome, Selection, Session, Signals, plan};
+use crate::session::{CycleRelay, Front, FrontKind, RunSession, SessionOptions};
 
 /// What woke the loop.
 enum Wake {
@@ -40,6 +41,9 @@ pub struct WatchRequest {
     pub cache_dir: Option<PathBuf>,
     pub cache_mode: CacheMode,
     pub force: bool,
+    /// The arguments after `vx`, as typed: each cycle is recorded in
+    /// history as a run of them.
+    pub argv: Vec<String>,
 }
 
 fn say(style: Style, text: &str) {
@@ -120,11 +124,15 @@ async fn watch_workspace(
 ) -> Result<Option<u8>> {
     let style = Style { enabled: req.opts.color };
     let filter = ChangeFilter::new(ws, cache.store.dir());
-    let terminal: Arc<dyn crate::events::Subscriber> = Arc::new(crate::run::terminal(ws, graph, &req.opts));
-    let bus = crate::events::Bus::new(vec![terminal]);
-    let mut session = Session::new(ws, graph, req.opts.clone(), Some(Arc::new(cache)), true, bus);
+    // One front for every cycle; each cycle's history, live file and
+    // plugins behind the relay (`session::relay`).
+    let mut opts = req.opts.clone();
+    let front = Front::start(FrontKind::Stream { details: false, to_stderr: false }, ws, graph, &mut opts, &req.argv)?;
+    let relay = Arc::new(CycleRelay::default());
+    let bus = crate::events::Bus::new(vec![front.subscriber(), relay.clone()]);
+    let mut session = Session::new(ws, graph, opts.clone(), Some(Arc::new(cache)), true, bus);
     say(style, &format!("running {} task(s)", graph.len()));
-    let outcome = session.run_cycle(None, signals).await?;
+    let outcome = run_cycle(&mut session, None, signals, (req, ws, graph, &opts, &*relay)).await?;
     if let Some(kind) = outcome.interrupted {
         session.shutdown().await;
         return Ok(Some(kind.exit_code()));
@@ -152,7 +160,8 @@ async fn watch_workspace(
                     style,
                     &format!("changed: {} → {} task(s)", describe(&ws.root, &affected.causes), affected.nodes.len()),
                 );
-                let outcome = session.run_cycle(Some(&affected.nodes), signals).await?;
+                let cycle = (req, ws, graph, &opts, &*relay);
+                let outcome = run_cycle(&mut session, Some(&affected.nodes), signals, cycle).await?;
                 if let Some(kind) = outcome.interrupted {
                     session.shutdown().await;
                     return Ok(Some(kind.exit_code()));
@@ -173,6 +182,26 @@ async fn watch_workspace(
             }
         }
     }
+}
+
+/// One cycle of the session, with consumers of its own: it is recorded in
+/// history and shown on the dashboard as a run of `vx watch …`.
+async fn run_cycle(
+    session: &mut Session<'_>,
+    subset: Option<&BTreeSet<usize>>,
+    signals: &mut Signals,
+    (req, ws, graph, opts, relay): (&WatchRequest, &Workspace, &TaskGraph, &RunOptions, &CycleRelay),
+) -> Result<RunOutcome> {
+    let options = SessionOptions {
+        history: true,
+        live: true,
+        plugins: true,
+        ..SessionOptions::shown_only(&req.argv, req.cwd.clone(), FrontKind::Stream { details: false, to_stderr: false })
+    };
+    let consumers = relay.begin(RunSession::consumers(ws, graph, opts, options));
+    let outcome = session.run_cycle(subset, signals).await?;
+    consumers.finish(&outcome, false);
+    Ok(outcome)
 }
 
 fn status_text(result: &TaskResult) -> String {

@@ -275,7 +275,9 @@ fn loopback_up() -> std::io::Result<()> {
             *dst = *src as libc::c_char;
         }
         ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as libc::c_short;
-        let done = libc::ioctl(sock, libc::SIOCSIFFLAGS, &ifr);
+        // The request's type is the C library's (`c_ulong` in glibc, `c_int` in
+        // musl), and libc spells this constant as glibc's.
+        let done = libc::ioctl(sock, libc::SIOCSIFFLAGS as libc::Ioctl, &ifr);
         libc::close(sock);
         if done != 0 {
             return Err(std::io::Error::last_os_error());

@@ -183,13 +183,20 @@ fn an_executor_task_times_out_and_its_processes_are_stopped() {
 }
 
 #[test]
-fn an_unknown_or_wrong_kind_of_executor_fails_the_task_saying_why() {
+fn an_unknown_executor_is_a_config_error_and_a_wrong_kind_fails_the_task_saying_why() {
     let env = TestEnv::new();
     env.write("vx.toml", "[workspace]\nprojects = [\"app\"]\n");
-    env.write("app/vx.toml", "[project]\nname = \"app\"\n\n[tasks.build]\ncommand = \"true\"\nexecutor = \"nope\"\n");
+    env.write("app/vx.toml", "[project]\nname = \"app\"\n\n[tasks.build]\ncommand = \"true\"\nexecutor = \"locl\"\n");
+    // A typo is found when the config loads, located, with the nearest name.
     let out = env.vx(&["run", "build"]);
-    out.assert_code(1);
-    assert!(out.stdout.contains("executor `nope` is not a plugin of this workspace"), "{out}");
+    out.assert_code(2);
+    let line = out.stderr.lines().next().unwrap_or_default().to_string();
+    assert!(line.contains("app/vx.toml:6:12:") && line.contains("unknown executor `locl`; did you mean `local`?"), "{out}");
+    assert!(env.vx(&["show"]).stderr.contains("unknown executor `locl`"), "every command that loads the config refuses it");
+    // A plugin named before it is added: `vx plugin add` still loads the
+    // workspace, and the task runs once the plugin exists.
+    env.write("app/vx.toml", "[project]\nname = \"app\"\n\n[tasks.build]\ncommand = \"true\"\nexecutor = \"nope\"\n");
+    env.vx(&["run", "build"]).assert_code(2);
     let kit = component("testkit");
     env.vx(&["plugin", "add", kit.to_str().unwrap(), "--name", "nope"]).assert_success();
     let out = env.vx(&["run", "build"]);

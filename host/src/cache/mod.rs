@@ -480,7 +480,7 @@ impl Cache {
         let inputs = KeyInputs {
             task: id,
             command: &task.command,
-            executor: &task.executor,
+            executor: task.executor.as_str(),
             executor_config,
             env_mode: self.env_mode.as_str(),
             env: &env,

@@ -89,7 +89,7 @@ fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json
                 "runtime": t.runtime,
                 "cache": t.cache,
                 "persistent": t.persistent,
-                "executor": t.executor,
+                "executor": t.executor.as_str(),
             });
             // Only a group carries the key, so existing consumers see no change.
             if t.is_group() {

@@ -20,6 +20,7 @@ pub mod duration;
 pub mod edit;
 pub mod env;
 mod error;
+mod executor;
 mod model;
 mod native;
 mod npm;
@@ -36,10 +37,11 @@ pub use diag::nearest;
 pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
+pub use executor::{ExecutorName, LOCAL, REMOTE};
 pub use model::{
     CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready,
     RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
 pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
-pub use resolve::{find_workspace_root, load_workspace};
+pub use resolve::{find_workspace_root, load_workspace, load_workspace_for_plugin_edits};

@@ -220,8 +220,8 @@ pub struct Task {
     pub interactive: bool,
     pub ready: Option<Ready>,
     pub ready_timeout: Option<Duration>,
-    /// `local` or the name of an executor plugin.
-    pub executor: String,
+    /// `local`, `remote` or an executor plugin of the workspace.
+    pub executor: super::ExecutorName,
     pub origin: TaskOrigin,
     /// Attempts after a failed one (`retries`; `--retries` overrides it).
     pub retries: u32,
@@ -317,7 +317,7 @@ impl Task {
             interactive: false,
             ready: None,
             ready_timeout: None,
-            executor: "local".to_string(),
+            executor: super::ExecutorName::Local,
             origin,
             retries: 0,
             sandbox: None,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::diag::{Source, relative_display, toml_error};
 use super::discover::{expand_project_globs, find_root};
 use super::error::ConfigError;
-use super::model::{Project, Workspace};
+use super::model::{PluginSettings, Project, Workspace};
 use super::npm::{PackageJson, read_package_json, read_pnpm_workspace};
 use super::raw::RawFile;
 use super::settings::root_settings;
@@ -20,7 +20,13 @@ type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// Finds the workspace that contains `start` and loads it.
 pub fn load_workspace(start: &Path) -> Result<Workspace> {
-    load_at_root(&find_workspace_root(start)?)
+    load_at_root(&find_workspace_root(start)?, true)
+}
+
+/// [`load_workspace`] for `vx plugin add` and `remove`: a task may name an
+/// executor plugin not added yet (or the one being removed).
+pub fn load_workspace_for_plugin_edits(start: &Path) -> Result<Workspace> {
+    load_at_root(&find_workspace_root(start)?, false)
 }
 
 /// The canonical root of the workspace that contains `start`, without
@@ -46,7 +52,7 @@ struct Files {
     translated: bool,
 }
 
-fn load_at_root(root: &Path) -> Result<Workspace> {
+fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
     let mut config_files = Vec::new();
     let mut root_files = read_files(root, root)?;
     let has_root_toml = root_files.toml.is_some();
@@ -119,7 +125,7 @@ fn load_at_root(root: &Path) -> Result<Workspace> {
     // Project ids are indices into the name-sorted list: sort before any
     // index is taken.
     all.sort_by_cached_key(project_name);
-    let projects = resolve_projects(root, &all)?;
+    let projects = resolve_projects(root, &all, check_executors.then_some(&settings.plugins))?;
     super::ownership::check_ownership(&projects)?;
     let mut ws = Workspace::new(root.to_path_buf(), projects, settings, config_files);
     ws.package_manager = package_manager;
@@ -176,7 +182,11 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) ->
 }
 
 /// Names, project dependencies and tasks, with every reference checked.
-fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
+fn resolve_projects(
+    root: &Path,
+    all: &[Files],
+    plugins: Option<&BTreeMap<String, PluginSettings>>,
+) -> Result<Vec<Project>> {
     let names: Vec<String> = all.iter().map(project_name).collect();
     for (files, name) in all.iter().zip(&names) {
         check_project_name(root, files, name)?;
@@ -199,7 +209,7 @@ fn resolve_projects(root: &Path, all: &[Files]) -> Result<Vec<Project>> {
         }
     }
     let task_names: Vec<BTreeSet<String>> = all.iter().map(declared_task_names).collect();
-    let ctx = RefContext { names: &names, index: &index, task_names: &task_names, root };
+    let ctx = RefContext { names: &names, index: &index, task_names: &task_names, root, plugins };
 
     all.iter()
         .enumerate()

@@ -11,7 +11,8 @@ use toml::Spanned;
 use super::diag::{Source, did_you_mean};
 use super::duration::parse_duration;
 use super::error::Diagnostic;
-use super::model::{Command, Ready, Task, TaskOrigin, TaskRef};
+use super::executor::ExecutorName;
+use super::model::{Command, PluginSettings, Ready, Task, TaskOrigin, TaskRef};
 use super::raw::{RawReady, RawTask};
 use super::settings::{env_list, runtime_list};
 
@@ -25,6 +26,9 @@ pub struct RefContext<'a> {
     /// The workspace root, to tell a root-anchored input from a path of
     /// this machine.
     pub root: &'a Path,
+    /// The workspace's plugins, against which `executor = "…"` is checked;
+    /// `None` while `vx plugin add` or `remove` edits them.
+    pub plugins: Option<&'a BTreeMap<String, PluginSettings>>,
 }
 
 impl RefContext<'_> {
@@ -131,7 +135,7 @@ fn configured_task(
         interactive,
         ready,
         ready_timeout: duration(&raw.ready_timeout, source)?,
-        executor: raw.executor.as_ref().map_or_else(|| "local".to_string(), |e| e.get_ref().clone()),
+        executor: task_executor(raw, source, ctx)?,
         origin: TaskOrigin::Config,
         retries,
         sandbox: super::sandbox::task_sandbox(&raw.sandbox, source)?,
@@ -144,6 +148,18 @@ fn configured_task(
 
 /// `retries`: a whole number, on a task that ends (a server that stops is
 /// restarted by `vx watch`, not retried).
+/// `executor = "…"`: a name the workspace has, when `ctx` checks them.
+fn task_executor(raw: &RawTask, source: &Source, ctx: &RefContext<'_>) -> Result<ExecutorName, Diagnostic> {
+    let Some(name) = &raw.executor else { return Ok(ExecutorName::Local) };
+    let Some(plugins) = ctx.plugins else { return Ok(ExecutorName::new(name.get_ref())) };
+    ExecutorName::checked(name.get_ref(), plugins).map_err(|unknown| {
+        let shown = crate::error::one_line(name.get_ref());
+        source.error(Some(name.span()), format!("unknown executor `{shown}`{}", unknown.suggestion)).with_hint(
+            "executors are `local`, `remote` and the executor plugins of [plugins]; add one with `vx plugin add PATH --name NAME`",
+        )
+    })
+}
+
 fn task_retries(raw: &RawTask, persistent: bool, source: &Source) -> Result<u32, Diagnostic> {
     let Some(retries) = &raw.retries else { return Ok(0) };
     if persistent {

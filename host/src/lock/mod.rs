@@ -120,7 +120,7 @@ impl Lock {
                             inputs: t.inputs.clone(),
                             outputs: t.outputs.clone(),
                             env: t.env.clone(),
-                            executor: t.executor.clone(),
+                            executor: t.executor.to_string(),
                             cache: t.cache,
                             persistent: t.persistent,
                             pass_env: t.pass_env.clone(),

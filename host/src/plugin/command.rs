@@ -99,7 +99,7 @@ impl WorkspaceModel {
                         outputs: t.outputs.clone(),
                         cache: t.cache,
                         persistent: t.persistent,
-                        executor: t.executor.clone(),
+                        executor: t.executor.to_string(),
                     })
                     .collect(),
             })

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Info, Pin, World, first_party, load_bytes_ungranted, read_pin, read_plugin_file, remove_pin, write_pin};
 use crate::config::edit::{GrantFlags, add_plugin_table, remove_plugin_table};
-use crate::config::load_workspace;
+use crate::config::load_workspace_for_plugin_edits as load_workspace;
 use crate::error::{Error, Result};
 
 /// What `vx plugin add` was asked to do.

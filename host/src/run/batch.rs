@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::lifecycle::{JobResult, Shared, hit_result};
 use super::task_cache::{Begun, CacheJob};
 use crate::cache::Cache;
+use crate::config::ExecutorName;
 use crate::events::{Bus, Event, Phase};
 
 /// One task a batch begins.
@@ -57,15 +58,15 @@ impl Shared<'_> {
         }
         let task = self.task(node);
         let executor = super::exec::effective_executor(task, self.opts.executor.as_deref());
-        !(task.persistent || task.is_group() || !task.cache || task.mutex.is_some() || executor != "local")
+        !(task.persistent || task.is_group() || !task.cache || task.mutex.is_some() || !executor.is_local())
     }
 
     /// A [`Shared::batchable`] node as an item of a batch, with the run's
     /// cache. It runs locally, and the local executor's part of a key is
     /// known without preparing it.
     pub fn batch_item(&self, cache: &Arc<Cache>, node: usize) -> Item {
-        let identity = self.executors.identity("local").unwrap_or_default();
-        let job = self.cache_job(cache, node, self.task(node), "local".to_string(), identity);
+        let identity = self.executors.identity(&ExecutorName::Local).unwrap_or_default();
+        let job = self.cache_job(cache, node, self.task(node), ExecutorName::Local, identity);
         Item { node, id: self.graph.nodes[node].id.to_string(), job }
     }
 }

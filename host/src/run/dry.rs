@@ -14,7 +14,7 @@ use super::eta::Prediction;
 use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::{Cache, Flakiness};
-use crate::config::{Command, Task, Workspace};
+use crate::config::{Command, ExecutorName, Task, Workspace};
 use crate::graph::TaskGraph;
 use crate::report::{format_bytes, format_duration};
 
@@ -51,7 +51,7 @@ impl DryPlan<'_> {
         &self.ws.projects[node.project].tasks[&node.id.task]
     }
 
-    fn executor(&self, n: usize) -> &str {
+    fn executor(&self, n: usize) -> ExecutorName {
         effective_executor(self.task(n), self.run_executor)
     }
 
@@ -133,7 +133,7 @@ impl DryPlan<'_> {
                     "runtime": ws.runtime_of(task),
                     "cache": task.cache,
                     "persistent": task.persistent,
-                    "executor": self.executor(n),
+                    "executor": self.executor(n).as_str(),
                     "timeout_ms": task.timeout.map(|t| t.as_millis() as u64),
                     "retries": task.retries,
                     "resources": { "cpus": task.resources.millicpus as f64 / 1000.0, "memory": task.resources.memory },

@@ -5,7 +5,7 @@
 
 use super::exec::{Executors, effective_executor};
 use crate::cache::{Cache, CacheKey, KeyManifest};
-use crate::config::Workspace;
+use crate::config::{ExecutorName, Workspace};
 use crate::graph::TaskGraph;
 
 /// A task's planned key, or why it has none.
@@ -61,7 +61,7 @@ fn node_executors(
             let node = &graph.nodes[n];
             let task = &ws.projects[node.project].tasks[&node.id.task];
             let name = effective_executor(task, run_executor);
-            executors.identity(name).map(|id| (name.to_string(), id)).map_err(|e| e.to_string())
+            executors.identity(&name).map(|id| (name.to_string(), id)).map_err(|e| e.to_string())
         })
         .collect()
 }
@@ -119,7 +119,7 @@ fn key_one(
     let node = &graph.nodes[n];
     let project = &ws.projects[node.project];
     let mut task = project.tasks[&node.id.task].clone();
-    task.executor.clone_from(executor);
+    task.executor = ExecutorName::new(executor);
     cache.task_key(&ws.root, &project.dir, &node.id.to_string(), &task, identity, &deps).map_err(|e| e.to_string())
 }
 

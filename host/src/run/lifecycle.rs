@@ -17,7 +17,7 @@ use super::options::RunOptions;
 use super::task_cache::{Begun, CacheJob};
 use super::task_lock::{Readers, TaskLock, Waited};
 use crate::cache::{Cache, CacheKey, KeyManifest};
-use crate::config::{Task, Workspace};
+use crate::config::{ExecutorName, Task, Workspace};
 use crate::events::{Bus, CacheOutcome, Event, Phase, TaskResult, TaskStatus};
 use crate::graph::TaskGraph;
 use crate::guard::{Groups, RUN_ID_VAR, TaskMark};
@@ -79,8 +79,8 @@ impl<'w> Shared<'w> {
         &self.ws.projects[n.project].tasks[&n.id.task]
     }
 
-    fn executor_of(&self, task: &Task) -> String {
-        effective_executor(task, self.opts.executor.as_deref()).to_string()
+    fn executor_of(&self, task: &Task) -> ExecutorName {
+        effective_executor(task, self.opts.executor.as_deref())
     }
 
     /// Prepares node's job; an error says why the task cannot run.
@@ -93,7 +93,7 @@ impl<'w> Shared<'w> {
         let dep_outputs = || dependency_outputs(self.ws, graph, node);
         let executor = self.executors.prepare(project, task, &executor_name, self.cache.as_ref(), dep_outputs)?;
         let mut command = task_command(self.ws, project, task);
-        if let (Some(observed), "local") = (&self.opts.observe, executor_name.as_str()) {
+        if let (Some(observed), true) = (&self.opts.observe, executor_name.is_local()) {
             let sandbox = task.sandbox.clone().unwrap_or_default();
             // The traced run holds the requested tasks alone: their
             // dependencies' outputs come from the whole plan.
@@ -101,7 +101,7 @@ impl<'w> Shared<'w> {
             let policy = self.policy(project, task, &sandbox, &command, deps);
             command.confine = Some(Arc::new(Confinement::observe(policy, observed.clone())));
         } else if let Some(sandbox) = &task.sandbox {
-            if executor_name == "local" {
+            if executor_name.is_local() {
                 let policy = self.policy(project, task, sandbox, &command, dep_outputs());
                 for dir in &policy.make_dirs {
                     // A failure shows as the task's own write error.
@@ -156,7 +156,7 @@ impl<'w> Shared<'w> {
         c: &Arc<Cache>,
         node: usize,
         task: &Task,
-        executor_name: String,
+        executor_name: ExecutorName,
         executor_config: String,
     ) -> Arc<CacheJob> {
         let graph = self.graph;

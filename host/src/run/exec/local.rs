@@ -172,7 +172,7 @@ async fn read_piece<R: AsyncBufRead + Unpin>(
 /// Runs the process; returns its status and, when the attempt keeps it,
 /// its output as written (for the cache).
 async fn run_process(a: &Attempt, env: Option<&StrictEnv>) -> Ran {
-    a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: "local" });
+    a.events.emit(Event::Started { task: &a.id, key: a.key.as_deref(), executor: crate::config::LOCAL });
     // Without the terminal UI nobody can type into the task's terminal: a
     // task that waits for input would wait for ever (in CI, always).
     if a.command.terminal && a.controls.is_none() {

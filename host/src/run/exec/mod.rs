@@ -44,7 +44,7 @@ pub use remote::REMOTE_EXECUTOR;
 
 use crate::cache::Cache;
 use crate::config::env::{self, EnvList, listed_extra, listed_vars};
-use crate::config::{EnvMode, PluginSettings, Project, Task, Workspace};
+use crate::config::{EnvMode, ExecutorName, PluginSettings, Project, Task, Workspace};
 use crate::events::{Bus, TaskStatus};
 use crate::guard::{Groups, TaskCommand, TaskMark, Usage};
 use crate::plugin::LoadedPlugin;
@@ -139,12 +139,13 @@ impl Executor for Chosen {
 /// on, before anything runs: a usage error (exit 2), not a failure of
 /// every task.
 pub fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<()> {
-    match name {
-        None | Some("local" | REMOTE_EXECUTOR) => Ok(()),
-        Some(name) if ws.plugins.contains_key(name) => Ok(()),
-        Some(name) => Err(crate::Error::usage(format!(
-            "--executor `{}` is not an executor of this workspace",
-            crate::error::one_line(name)
+    let Some(name) = name else { return Ok(()) };
+    match ExecutorName::checked(name, &ws.plugins) {
+        Ok(_) => Ok(()),
+        Err(unknown) => Err(crate::Error::usage(format!(
+            "--executor `{}` is not an executor of this workspace{}",
+            crate::error::one_line(name),
+            unknown.suggestion
         ))
         .with_hint("give `local`, `remote` or an executor plugin's name (`vx plugin add PATH --name NAME`); see `vx run --help`")),
     }
@@ -153,11 +154,11 @@ pub fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<(
 /// The executor a task runs on: the run's `--executor` for every task that
 /// is not persistent (servers stay local) or a group (which runs nothing),
 /// else the task's own.
-pub fn effective_executor<'a>(task: &'a Task, run_executor: Option<&'a str>) -> &'a str {
+pub fn effective_executor(task: &Task, run_executor: Option<&str>) -> ExecutorName {
     match run_executor {
-        Some(_) if task.is_group() => "local",
-        Some(name) if !task.persistent => name,
-        _ => &task.executor,
+        Some(_) if task.is_group() => ExecutorName::Local,
+        Some(name) if !task.persistent => ExecutorName::new(name),
+        _ => task.executor.clone(),
     }
 }
 
@@ -202,15 +203,15 @@ impl Executors {
     /// its prepared executor's [`Executor::identity`] gives, found without
     /// loading a plugin or connecting: keys computed up front (`--dry`,
     /// `vx why`, a server's restart check) equal the run's.
-    pub fn identity(&self, name: &str) -> Result<String, Refused> {
-        if name == "local" {
-            return Ok(local::Local { env: None }.identity());
-        }
+    pub fn identity(&self, name: &ExecutorName) -> Result<String, Refused> {
         let mut known = self.identities.lock().expect("identities lock poisoned");
-        let found = known.entry(name.to_string()).or_insert_with(|| match name {
-            REMOTE_EXECUTOR => self.remote.identity(),
-            _ => plugin::identity_unloaded(&self.settings, name),
-        });
+        let found = match name {
+            ExecutorName::Local => return Ok(local::Local { env: None }.identity()),
+            ExecutorName::Remote => known.entry(REMOTE_EXECUTOR.to_string()).or_insert_with(|| self.remote.identity()),
+            ExecutorName::Plugin(plugin) => known
+                .entry(plugin.clone())
+                .or_insert_with(|| plugin::identity_unloaded(&self.settings, plugin)),
+        };
         found.clone().map_err(Refused)
     }
 
@@ -226,32 +227,35 @@ impl Executors {
         &self,
         project: &Project,
         task: &Task,
-        executor: &str,
+        executor: &ExecutorName,
         cache: Option<&Arc<Cache>>,
         dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
     ) -> Result<Chosen, Refused> {
         let (hashed, passed) = self.env_lists(task);
-        if executor == "local" {
-            let env = (self.env_mode == EnvMode::Strict).then(|| local::StrictEnv {
+        let plugin = match executor {
+            ExecutorName::Local => {
+                let env = (self.env_mode == EnvMode::Strict).then(|| local::StrictEnv {
                 allowed: self.allowed.clone(),
                 listed: listed_extra(hashed, passed, self.vars.iter()),
             });
-            return Ok(Chosen::Local(local::Local { env }));
-        }
-        if executor == REMOTE_EXECUTOR {
-            let env = listed_vars(hashed, EnvList::new(&[], &[]), self.vars.iter());
-            return self
-                .remote
-                .prepare(project, task, cache, &self.root, dep_outputs(), env)
-                .map(|job| Chosen::Remote(Box::new(job)))
-                .map_err(Refused);
-        }
+                return Ok(Chosen::Local(local::Local { env }));
+            }
+            ExecutorName::Remote => {
+                let env = listed_vars(hashed, EnvList::new(&[], &[]), self.vars.iter());
+                return self
+                    .remote
+                    .prepare(project, task, cache, &self.root, dep_outputs(), env)
+                    .map(|job| Chosen::Remote(Box::new(job)))
+                    .map_err(Refused);
+            }
+            ExecutorName::Plugin(plugin) => plugin,
+        };
         if task.persistent {
             return Err(Refused(format!(
                 "a persistent task cannot run through executor `{executor}`; vx keeps servers local"
             )));
         }
-        let plugin = plugin::load(&self.loaded, &self.root, &self.settings, executor).map_err(Refused)?;
+        let plugin = plugin::load(&self.loaded, &self.root, &self.settings, plugin).map_err(Refused)?;
         let env = listed_vars(hashed, passed, self.vars.iter());
         Ok(Chosen::Plugin(plugin::PluginExecutor::new(plugin, &self.root, project, env)))
     }

@@ -18,7 +18,7 @@ use crate::remote::exec::{ExecError, Executed, RemoteSpec, output_paths};
 use crate::remote::{Reapi, RemoteError, runtime};
 
 /// The executor name that means the `[remote]` server.
-pub const REMOTE_EXECUTOR: &str = "remote";
+pub const REMOTE_EXECUTOR: &str = crate::config::REMOTE;
 /// How often a running task checks whether vx was interrupted.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Time the server gets beyond the task's timeout before vx gives up on it.

@@ -4,6 +4,18 @@
 
 use crate::common::TestEnv;
 
+/// A file `vx init` wrote, after its first line, which must be the
+/// `#:schema` comment naming this version's schema (taplo and Even Better
+/// TOML read it; `schema::` checks the written files against the schema).
+fn written(env: &TestEnv, path: &str) -> String {
+    let text = env.read(path);
+    let (first, rest) = text.split_once('\n').unwrap_or_default();
+    let url =
+        format!("https://raw.githubusercontent.com/vx-dev/vx/v{}/docs/schema/vx-toml.json", env!("CARGO_PKG_VERSION"));
+    assert_eq!(first, format!("#:schema {url}"), "{path}");
+    rest.to_string()
+}
+
 /// A shell command that logs `word` and writes `dist/out.txt`.
 fn build_script(word: &str) -> String {
     format!("mkdir -p dist && echo {word} > dist/out.txt && echo {word} >> \\\"$VX_TEST_LOG\\\"")
@@ -59,20 +71,20 @@ fn turbo_tasks_become_vx_tasks_that_run() {
     assert!(out.stdout.contains("wrote packages/app/vx.toml\n"), "{out}");
     assert!(out.stdout.contains("wrote packages/lib/vx.toml\n"), "{out}");
     assert_eq!(
-        env.read("vx.toml"),
+        written(&env, "vx.toml"),
         "# Written by `vx init` from turbo.json.\n[workspace]\nprojects = [\"packages/*\"]\nglobal-inputs = [\"tsconfig.base.json\"]\n\
          global-env = [\"CI_MODE\"]\nglobal-pass-env = [\"AWS_*\"]\n\
          \n[project]\nname = \"//\"\n\n[tasks.format]\ndepends-on = []\n",
         "the root package is `//`, as in turbo's `//#format`"
     );
     assert_eq!(
-        env.read("packages/app/vx.toml"),
+        written(&env, "packages/app/vx.toml"),
         "# Written by `vx init` from turbo.json.\n\
          [tasks.build]\ndepends-on = [\"^build\", \"lib#gen\"]\noutputs = [\"dist/**\"]\ncache = true\n\
          \n[tasks.dev]\ndepends-on = []\npersistent = true\ncache = false\n"
     );
     assert_eq!(
-        env.read("packages/lib/vx.toml"),
+        written(&env, "packages/lib/vx.toml"),
         "# Written by `vx init` from turbo.json.\n\
          [tasks.build]\ndepends-on = [\"^build\"]\ninputs = [\"**\", \"!README.md\"]\noutputs = [\"dist/**\"]\nenv = [\"NODE_ENV\", \"NEXT_PUBLIC_*\"]\n\
          pass-env = [\"HOME\"]\ncache = true\n\
@@ -115,7 +127,7 @@ fn existing_files_are_kept_unless_forced() {
 
     let dry = env.vx(&["init", "--dry"]);
     dry.assert_success();
-    assert!(dry.stdout.contains("--- packages/lib/vx.toml (would write)\n# Written by `vx init`"), "{dry}");
+    assert!(dry.stdout.contains("--- packages/lib/vx.toml (would write)\n#:schema https://"), "{dry}");
     assert!(!env.path("vx.toml").exists(), "--dry writes nothing");
     assert_eq!(env.read("packages/lib/vx.toml"), "# mine\n");
 
@@ -189,11 +201,11 @@ fn nx_targets_become_vx_tasks_that_run() {
     let out = env.vx(&["init"]);
     out.assert_success();
     assert_eq!(
-        env.read("vx.toml"),
+        written(&env, "vx.toml"),
         "# Written by `vx init` from nx.json.\n[workspace]\nprojects = [\"apps/web\", \"libs/ui\"]\n"
     );
     assert_eq!(
-        env.read("libs/ui/vx.toml"),
+        written(&env, "libs/ui/vx.toml"),
         format!(
             "# Written by `vx init` from nx.json.\n[project]\nname = \"ui\"\n\n\
              [tasks.build]\ncommand = \"{}\"\ndepends-on = [\"^build\"]\ninputs = [\"**/*\", \"!**/*.spec.ts\"]\noutputs = [\"dist\"]\nenv = [\"NODE_ENV\"]\ncache = true\n",
@@ -255,11 +267,11 @@ fn moon_tasks_become_vx_tasks_that_run() {
     let out = env.vx(&["init"]);
     out.assert_success();
     assert_eq!(
-        env.read("vx.toml"),
+        written(&env, "vx.toml"),
         "# Written by `vx init` from .moon/workspace.yml.\n[workspace]\nprojects = [\"packages/app\", \"packages/core\"]\n"
     );
     assert_eq!(
-        env.read("packages/app/vx.toml"),
+        written(&env, "packages/app/vx.toml"),
         "# Written by `vx init` from .moon/workspace.yml.\n[project]\nname = \"app\"\ndepends-on = [\"core\"]\n\n\
          [tasks.build]\ncommand = \"env MODE=prod sh -c 'echo app-build-$MODE >> \\\"$VX_TEST_LOG\\\"'\"\ndepends-on = [\"^build\", \"core#check\"]\ncache = false\n\n\
          [tasks.check]\ncommand = \"true\"\ndepends-on = []\ncache = true\n\n\

@@ -53,6 +53,8 @@ mod reapi_hostile;
 mod retries;
 mod sandbox;
 mod scheduling;
+mod schema;
+mod schema_views;
 mod selection;
 mod shard;
 mod spec;

@@ -12,7 +12,9 @@ use clap::builder::PossibleValue;
 
 use super::choice::{Choice, choice};
 use crate::error::Result;
-use crate::init::{SourceKind, check_written, choose_source, refuse_existing, render, translate, write_file};
+use crate::init::{
+    SourceKind, check_written, choose_source, refuse_existing, render, translate, with_schema_comment, write_file,
+};
 
 const INIT_HELP: &str = "Examples:
   vx init                  translate turbo.json, nx.json or .moon/ at the current directory
@@ -54,7 +56,7 @@ impl ValueEnum for SourceKind {
 pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
     let kind = choose_source(cwd, args.from)?;
     let plan = translate(cwd, kind)?;
-    let files = render(&plan);
+    let files = with_schema_comment(render(&plan));
     let mut out = std::io::stdout().lock();
     if args.dry {
         for file in &files {

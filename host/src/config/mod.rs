@@ -30,6 +30,7 @@ mod raw;
 mod resolve;
 mod sandbox;
 mod schedule;
+mod schema;
 mod settings;
 mod task;
 
@@ -45,3 +46,4 @@ pub use model::{
 pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace, load_workspace_for_plugin_edits};
+pub use schema::{schema_url, vx_toml_schema};

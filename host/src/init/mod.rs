@@ -27,7 +27,7 @@ use std::path::Path;
 
 pub use error::InitError;
 pub use model::{Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
-pub use render::{RenderedFile, render};
+pub use render::{RenderedFile, render, with_schema_comment};
 pub use write::{check_written, refuse_existing, write_file};
 
 use error::Result;

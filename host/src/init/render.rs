@@ -40,6 +40,16 @@ pub fn render(plan: &Plan) -> Vec<RenderedFile> {
     files
 }
 
+/// The files as `vx init` writes them: each first line is the `#:schema`
+/// comment taplo (Even Better TOML in VS Code) reads, naming the schema of
+/// this vx's version, so an editor completes and checks the keys it reads.
+// Not in `render`: a turbo.json read as configuration is rendered too, and
+// its diagnostics count lines of the rendered text.
+pub fn with_schema_comment(files: Vec<RenderedFile>) -> Vec<RenderedFile> {
+    let line = format!("#:schema {}\n", crate::config::schema_url());
+    files.into_iter().map(|f| RenderedFile { text: format!("{line}{}", f.text), ..f }).collect()
+}
+
 fn is_root(dir: &str) -> bool {
     dir.is_empty() || dir == "."
 }

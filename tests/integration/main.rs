@@ -11,6 +11,7 @@ mod big_output;
 mod big_tree;
 mod cache;
 mod cache_model;
+mod ci_recipe;
 mod cli_flags;
 mod concurrency;
 mod config_errors;

@@ -9,14 +9,19 @@
 //! itself, when any of them ends: the same SIGTERM a user could send, so vx
 //! stops its tasks with the kill ladder as it always does (docs/guard.md).
 //!
-//! The parent is watched by the kernel (`PR_SET_PDEATHSIG`), an ancestor
-//! further up through a pidfd on a thread of its own. Either may already be
-//! gone when vx starts, and no signal would ever come: after asking, vx
-//! checks that each is still its parent or ancestor, and one that is not
-//! ends vx at once, before it has started anything. The variable is removed
-//! from vx's environment, so neither `vx __guard` nor a task inherits it.
+//! Each is watched through a pidfd, on a thread of its own. A process may
+//! already be gone when vx starts, and then no end would ever be seen: after
+//! opening its pidfd, vx checks that it is still an ancestor, and ends at
+//! once, before it has started anything, when it is not. A package manager
+//! that dies of the Ctrl-C that reached vx too (pnpm does) must not make it
+//! a second signal, which would cut the kill ladder short: a vx already
+//! stopping is left to finish, given a moment to take the first signal in.
+//! On a kernel without pidfds (before 5.3) the parent alone is watched, with
+//! `PR_SET_PDEATHSIG`. The variable is removed from vx's environment, so
+//! neither `vx __guard` nor a task inherits it.
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::prctl;
@@ -24,6 +29,10 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::{getpid, getppid};
 
 use super::procfs::is_ancestor;
+
+/// How long (in 10 ms ticks) a watched process's end waits for a signal
+/// that reached vx at the same moment to mark the run as stopping.
+const STOP_GRACE_TICKS: u32 = 20;
 
 /// The variable the launcher sets to the PIDs vx must not outlive.
 pub const PARENT_DEATH_VAR: &str = "VX_PARENT_DEATH";
@@ -45,19 +54,17 @@ pub fn die_with_launcher() {
     let pids = value.split([',', ' ']).filter_map(|p| p.trim().parse::<i32>().ok()).filter(|p| *p > 1);
     let mut watched = Vec::new();
     for pid in pids {
-        if pid == getppid().as_raw() {
-            if prctl::set_pdeathsig(Signal::SIGTERM).is_ok() && getppid().as_raw() != pid {
-                terminate();
-            }
-        } else if let Some(fd) = pidfd_open(pid) {
+        match pidfd_open(pid) {
             // The pidfd names one process for good; checked after it is open,
             // the ancestry cannot be a later process that reused the PID.
-            if !is_ancestor(pid) {
-                terminate();
+            Ok(fd) if is_ancestor(pid) => watched.push(fd),
+            Err(nix::errno::Errno::ENOSYS) if pid == getppid().as_raw() => {
+                if prctl::set_pdeathsig(Signal::SIGTERM).is_ok() && getppid().as_raw() != pid {
+                    terminate();
+                }
             }
-            watched.push(fd);
-        } else if !is_ancestor(pid) {
-            terminate();
+            Ok(_) | Err(nix::errno::Errno::ESRCH) => terminate(),
+            Err(_) => {}
         }
     }
     if !watched.is_empty() {
@@ -68,26 +75,36 @@ pub fn die_with_launcher() {
     }
 }
 
-/// Waits until one of the processes behind `fds` ends, then ends vx.
+/// Waits until one of the processes behind `fds` ends, then ends vx,
+/// unless vx is stopping already.
 fn watch(fds: &[OwnedFd]) {
     let mut polled: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)).collect();
     loop {
         match poll(&mut polled, PollTimeout::NONE) {
-            Ok(n) if n > 0 => return terminate(),
+            Ok(n) if n > 0 => break,
             Err(nix::errno::Errno::EINTR) | Ok(_) => continue,
             Err(_) => return,
         }
     }
+    // A Ctrl-C reaches vx and the package manager at once; the manager may
+    // be gone before vx's handler has marked the run as stopping.
+    for _ in 0..STOP_GRACE_TICKS {
+        if crate::sys::stopping() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    terminate();
 }
 
-/// A pidfd for `pid`, or `None` when it is gone or pidfds are unsupported.
-fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+/// A pidfd for `pid`.
+fn pidfd_open(pid: i32) -> Result<OwnedFd, nix::errno::Errno> {
     // SAFETY: pidfd_open takes a PID and flags and returns a new descriptor
     // or -1; it touches no memory of ours.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0).ok_or_else(nix::errno::Errno::last)?;
     // SAFETY: the descriptor was just returned to us and is owned by no one else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// SIGTERM to the whole of vx, as `kill` from outside would send it: vx's

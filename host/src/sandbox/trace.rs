@@ -61,7 +61,7 @@ pub enum Touch {
 
 /// The calls the filter hands to vx.
 fn traced_calls() -> Vec<i64> {
-    let mut calls = vec![
+    let calls = vec![
         libc::SYS_openat,
         libc::SYS_openat2,
         libc::SYS_mkdirat,
@@ -72,17 +72,22 @@ fn traced_calls() -> Vec<i64> {
         libc::SYS_linkat,
         libc::SYS_symlinkat,
     ];
+    // x86_64 still has the calls that newer architectures only have as `*at`.
     #[cfg(target_arch = "x86_64")]
-    calls.extend([
-        libc::SYS_open,
-        libc::SYS_creat,
-        libc::SYS_mkdir,
-        libc::SYS_unlink,
-        libc::SYS_rmdir,
-        libc::SYS_rename,
-        libc::SYS_link,
-        libc::SYS_symlink,
-    ]);
+    let calls = [
+        calls,
+        vec![
+            libc::SYS_open,
+            libc::SYS_creat,
+            libc::SYS_mkdir,
+            libc::SYS_unlink,
+            libc::SYS_rmdir,
+            libc::SYS_rename,
+            libc::SYS_link,
+            libc::SYS_symlink,
+        ],
+    ]
+    .concat();
     calls
 }
 

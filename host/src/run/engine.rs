@@ -169,6 +169,35 @@ impl<'w> Session<'w> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
         );
         let groups = groups_for(&run_id, graph.is_empty());
+        let executors = Executors::new(ws);
+        Session::with_parts(ws, graph, opts, cache, keep_servers, events, (run_id, groups, executors))
+    }
+
+    /// A session whose every task runs on the scripted executor, with no
+    /// guard process (nothing is spawned): the engine's own tests.
+    #[cfg(test)]
+    pub(crate) fn scripted(
+        ws: &'w Workspace,
+        graph: &'w TaskGraph,
+        opts: RunOptions,
+        cache: Option<Arc<Cache>>,
+        events: Bus,
+        script: Arc<super::exec::scripted::Script>,
+    ) -> Self {
+        let mut executors = Executors::new(ws);
+        executors.script = Some(script);
+        Session::with_parts(ws, graph, opts, cache, false, events, ("test".to_string(), Groups::new(), executors))
+    }
+
+    fn with_parts(
+        ws: &'w Workspace,
+        graph: &'w TaskGraph,
+        opts: RunOptions,
+        cache: Option<Arc<Cache>>,
+        keep_servers: bool,
+        events: Bus,
+        (run_id, groups, executors): (String, Groups, Executors),
+    ) -> Self {
         if let Some(cache) = &cache {
             cache.runtime.use_groups(groups.clone());
         }
@@ -189,7 +218,7 @@ impl<'w> Session<'w> {
             events,
             cancelled: Arc::new(AtomicBool::new(false)),
             ready_tx,
-            executors: Executors::new(ws),
+            executors,
             pending: Arc::default(),
             lock_graph: std::sync::OnceLock::new(),
         };

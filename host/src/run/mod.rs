@@ -17,6 +17,7 @@
 //! | `dry_turbo` | `--dry=json --format turbo`: the plan in Turborepo's schema |
 //! | `task_lock` | one run of a task at a time across vx processes |
 //! | `locking` | which locks a job takes: its own, its dependencies' shared |
+//! | `spec` | tests: the engine and lifecycle, step by step, on the scripted executor |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
 mod admission;
@@ -38,6 +39,8 @@ mod pass_through;
 mod plan;
 mod record;
 mod signals;
+#[cfg(test)]
+mod spec;
 mod task_cache;
 mod task_lock;
 mod verify;

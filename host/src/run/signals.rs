@@ -9,25 +9,55 @@ use crate::error::{Error, ErrorKind, Result};
 /// with it ignored (`nohup`), so vx keeps that promise to its caller.
 #[derive(Debug)]
 pub struct Signals {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: Option<tokio::signal::unix::Signal>,
+    source: Source,
+}
+
+#[derive(Debug)]
+enum Source {
+    Os {
+        int: tokio::signal::unix::Signal,
+        term: tokio::signal::unix::Signal,
+        hup: Option<tokio::signal::unix::Signal>,
+    },
+    /// Tests only: signals sent through a channel, so a test can interrupt
+    /// a run without signalling its own process (other tests share it).
+    #[cfg(test)]
+    Sent(tokio::sync::mpsc::UnboundedReceiver<ErrorKind>),
 }
 
 impl Signals {
     pub fn install() -> Result<Signals> {
         let make = |kind| signal(kind).map_err(|e| Error::io("install signal handlers", e));
         let hup = if sighup_ignored() { None } else { Some(make(SignalKind::hangup())?) };
-        Ok(Signals { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, hup })
+        Ok(Signals {
+            source: Source::Os { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, hup },
+        })
+    }
+
+    /// Signals that arrive when the test sends them.
+    #[cfg(test)]
+    pub fn sent() -> (Signals, tokio::sync::mpsc::UnboundedSender<ErrorKind>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Signals { source: Source::Sent(rx) }, tx)
     }
 
     /// The next signal; the process is marked as stopping
     /// (`sys::request_stop`), so that plugin calls in flight give up.
     pub async fn recv(&mut self) -> ErrorKind {
+        let (int, term, hup) = match &mut self.source {
+            Source::Os { int, term, hup } => (int, term, hup),
+            #[cfg(test)]
+            Source::Sent(rx) => {
+                return match rx.recv().await {
+                    Some(kind) => kind,
+                    None => std::future::pending().await,
+                };
+            }
+        };
         let kind = tokio::select! {
-            _ = self.int.recv() => ErrorKind::Interrupted,
-            _ = self.term.recv() => ErrorKind::Terminated,
-            _ = async { match &mut self.hup { Some(h) => h.recv().await, None => std::future::pending().await } } => ErrorKind::HungUp,
+            _ = int.recv() => ErrorKind::Interrupted,
+            _ = term.recv() => ErrorKind::Terminated,
+            _ = async { match hup { Some(h) => h.recv().await, None => std::future::pending().await } } => ErrorKind::HungUp,
         };
         crate::sys::request_stop();
         kind

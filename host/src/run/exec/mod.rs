@@ -15,6 +15,7 @@
 //! | `command` | how a task's `command` becomes argv, cwd and environment |
 //! | `readiness` | persistent tasks: readiness rules and the stop signal |
 //! | `sandboxed` | a sandboxed attempt: its tracer, and the refused paths named |
+//! | `scripted` | tests only: attempts answered from a script, no process spawned |
 //!
 //! The set is closed: [`Chosen`] is the one enum that names them, built by
 //! [`Executors::prepare`] from the task's `executor` (or `--executor`). A
@@ -28,6 +29,8 @@ mod plugin;
 mod readiness;
 mod remote;
 mod sandboxed;
+#[cfg(test)]
+pub mod scripted;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -115,6 +118,8 @@ pub enum Chosen {
     Local(local::Local),
     Plugin(plugin::PluginExecutor),
     Remote(Box<remote::RemoteJob>),
+    #[cfg(test)]
+    Scripted(scripted::Scripted),
 }
 
 impl Executor for Chosen {
@@ -123,6 +128,8 @@ impl Executor for Chosen {
             Chosen::Local(e) => e.run(attempt).await,
             Chosen::Plugin(e) => e.run(attempt).await,
             Chosen::Remote(e) => e.run(attempt).await,
+            #[cfg(test)]
+            Chosen::Scripted(e) => e.run(attempt).await,
         }
     }
 
@@ -131,6 +138,8 @@ impl Executor for Chosen {
             Chosen::Local(e) => e.identity(),
             Chosen::Plugin(e) => e.identity(),
             Chosen::Remote(e) => e.identity(),
+            #[cfg(test)]
+            Chosen::Scripted(e) => e.identity(),
         }
     }
 }
@@ -179,6 +188,9 @@ pub struct Executors {
     vars: Vec<(OsString, OsString)>,
     /// The part of it strict mode passes to every task, shared by all.
     allowed: Arc<Vec<(OsString, OsString)>>,
+    /// Tests only: every task runs on the scripted executor.
+    #[cfg(test)]
+    pub script: Option<Arc<scripted::Script>>,
 }
 
 impl Executors {
@@ -196,6 +208,8 @@ impl Executors {
             global_pass_env: ws.global_pass_env.clone(),
             vars,
             allowed: Arc::new(allowed),
+            #[cfg(test)]
+            script: None,
         }
     }
 
@@ -208,9 +222,9 @@ impl Executors {
         let found = match name {
             ExecutorName::Local => return Ok(local::Local { env: None }.identity()),
             ExecutorName::Remote => known.entry(REMOTE_EXECUTOR.to_string()).or_insert_with(|| self.remote.identity()),
-            ExecutorName::Plugin(plugin) => known
-                .entry(plugin.clone())
-                .or_insert_with(|| plugin::identity_unloaded(&self.settings, plugin)),
+            ExecutorName::Plugin(plugin) => {
+                known.entry(plugin.clone()).or_insert_with(|| plugin::identity_unloaded(&self.settings, plugin))
+            }
         };
         found.clone().map_err(Refused)
     }
@@ -231,13 +245,17 @@ impl Executors {
         cache: Option<&Arc<Cache>>,
         dep_outputs: impl FnOnce() -> Vec<(PathBuf, Vec<String>)>,
     ) -> Result<Chosen, Refused> {
+        #[cfg(test)]
+        if let Some(script) = &self.script {
+            return Ok(Chosen::Scripted(scripted::Scripted { script: script.clone(), dir: project.dir.clone() }));
+        }
         let (hashed, passed) = self.env_lists(task);
         let plugin = match executor {
             ExecutorName::Local => {
                 let env = (self.env_mode == EnvMode::Strict).then(|| local::StrictEnv {
-                allowed: self.allowed.clone(),
-                listed: listed_extra(hashed, passed, self.vars.iter()),
-            });
+                    allowed: self.allowed.clone(),
+                    listed: listed_extra(hashed, passed, self.vars.iter()),
+                });
                 return Ok(Chosen::Local(local::Local { env }));
             }
             ExecutorName::Remote => {

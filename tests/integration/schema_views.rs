@@ -22,6 +22,33 @@ fn assert_valid(name: &str, doc: &Value) {
     assert!(errors.is_empty(), "the document breaks {name}:\n{}\n{doc:#}", errors.join("\n"));
 }
 
+/// Whether `doc` breaks `docs/schema/NAME`.
+fn is_refused(name: &str, doc: &Value) -> bool {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema").join(name);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("the schema file")).expect("JSON");
+    !jsonschema::validator_for(&schema).expect("the schema compiles").is_valid(doc)
+}
+
+/// The value at `path` (object keys, or array indices) inside `doc`.
+fn at<'a>(doc: &'a mut Value, path: &[&str]) -> &'a mut Value {
+    path.iter().fold(doc, |v, key| match key.parse::<usize>() {
+        Ok(i) => &mut v[i],
+        Err(_) => &mut v[*key],
+    })
+}
+
+/// Each view's schema refuses a field it does not describe and a field of
+/// the wrong type, so the validations above cannot pass on a lax schema.
+#[track_caller]
+fn assert_strict(name: &str, doc: &Value, path: &[&str], field: &str) {
+    let mut extra = doc.clone();
+    at(&mut extra, path)["surprise"] = Value::from(1);
+    assert!(is_refused(name, &extra), "{name} takes an unknown field at {path:?}");
+    let mut retyped = doc.clone();
+    at(&mut retyped, path)[field] = Value::from(vec![true]);
+    assert!(is_refused(name, &retyped), "{name} takes `{field}` as a list of booleans at {path:?}");
+}
+
 #[track_caller]
 fn json(out: &Output) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e})\n{out}"))
@@ -60,6 +87,8 @@ fn dry_json_matches_its_schema_before_and_after_a_run() {
     let env = workspace();
     let before = json(env.vx(&["run", "build", "ci", "--dry=json"]).assert_success());
     assert_valid("dry-run.v1.json", &before);
+    assert_strict("dry-run.v1.json", &before, &["tasks", "0"], "cache");
+    assert_strict("dry-run.v1.json", &before, &[], "root");
     let tasks = before["tasks"].as_array().expect("tasks");
     assert_eq!(tasks.len(), 3, "lib#build, lib#ci, app#build\n{before:#}");
     assert!(tasks.iter().any(|t| t["group"] == true), "a group is planned\n{before:#}");
@@ -81,6 +110,7 @@ fn show_json_matches_its_schema() {
     let env = workspace();
     let all = json(env.vx(&["show", "--format", "json"]).assert_success());
     assert_valid("show.v1.json", &all);
+    assert_strict("show.v1.json", &all, &["projects", "0", "tasks", "build"], "persistent");
     assert_eq!(all["projects"].as_array().map(Vec::len), Some(2), "{all:#}");
     let lib = json(env.vx(&["show", "lib", "--format", "json"]).assert_success());
     assert_valid("show.v1.json", &lib);
@@ -97,6 +127,7 @@ fn history_json_and_flaky_json_match_their_schema() {
     env.vx(&["run", "build", "--tag", "ci=1"]).assert_success();
     let history = json(env.vx(&["history", "--format", "json"]).assert_success());
     assert_valid("history.v1.json", &history);
+    assert_strict("history.v1.json", &history, &["0"], "exit_code");
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history:#}");
     let flaky = json(env.vx(&["history", "--flaky", "--format", "json"]).assert_success());
     assert_valid("history.v1.json", &flaky);
@@ -111,6 +142,7 @@ fn info_json_matches_its_schema_in_and_out_of_a_workspace() {
     assert!(matches!(out.code, 0 | 1), "{out}");
     let info = json(&out);
     assert_valid("info.v1.json", &info);
+    assert_strict("info.v1.json", &info, &["workspace"], "projects");
     assert_eq!(info["workspace"]["projects"], 2, "{info:#}");
 
     let outside = TestEnv::new();

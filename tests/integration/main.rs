@@ -33,6 +33,7 @@ mod http_cache;
 mod info;
 mod init;
 mod monitor;
+mod npm_packages;
 mod npm_workspaces;
 mod observability;
 mod output;

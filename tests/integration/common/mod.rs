@@ -12,6 +12,7 @@ pub mod devtools;
 pub mod fixtures;
 pub mod otlp;
 pub mod process;
+pub mod registry;
 pub mod snapshot;
 pub mod store;
 pub mod summary;

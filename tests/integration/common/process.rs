@@ -55,6 +55,21 @@ impl TestEnv {
         VxCommand { cmd, ignore_sighup: false }
     }
 
+    /// `program ARGS` in `dir` of the workspace, with the test's
+    /// environment plus `vars`, as a live process: a package manager that
+    /// runs vx through its npm launcher (`npm_packages.rs`).
+    pub fn tool_command(
+        &self,
+        dir: &str,
+        program: impl Into<PathBuf>,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> VxCommand {
+        let mut cmd = self.command(program.into());
+        cmd.current_dir(self.root.join(dir)).args(args).envs(vars.iter().copied());
+        VxCommand { cmd, ignore_sighup: false }
+    }
+
     /// Live processes (zombies aside) that carry this environment's marker:
     /// everything `vx` started here, and `vx` and its guard themselves.
     pub fn live_processes(&self) -> Vec<Proc> {

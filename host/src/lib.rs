@@ -60,6 +60,7 @@ pub mod sandbox;
 pub mod session;
 pub mod sys;
 pub mod tui;
+pub mod units;
 pub mod upgrade;
 pub mod watch;
 pub mod worker;

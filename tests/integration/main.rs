@@ -6,6 +6,7 @@
 mod common;
 
 mod affected;
+mod architecture;
 mod bad_input;
 mod big_output;
 mod big_tree;

@@ -10,7 +10,7 @@ use super::choice::{Format, choice};
 use crate::cache::{FlakyTask, History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
-use crate::report::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration};
 
 /// Show recent invocations, their durations and cache hit rates.
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ use clap::Args;
 use crate::cache::{History, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
-use crate::run::shell_quote;
+use crate::units::shell_quote;
 use crate::session::caller_dir;
 
 /// Print the last invocation as one paste-able line.

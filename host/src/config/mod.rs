@@ -22,6 +22,7 @@ pub mod env;
 mod error;
 mod executor;
 mod model;
+mod monitor;
 mod native;
 mod npm;
 mod overlap;
@@ -43,6 +44,7 @@ pub use model::{
     CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready,
     RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
 };
+pub use monitor::MonitorMode;
 pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
 pub use resolve::{find_workspace_root, load_workspace, load_workspace_for_plugin_edits};

@@ -394,7 +394,7 @@ pub struct CacheSettings {
     pub max_age: Duration,
     pub remote: Option<String>,
     /// `monitor`: whether a file-system monitor may spare walks of unchanged trees.
-    pub monitor: crate::cache::MonitorMode,
+    pub monitor: super::MonitorMode,
 }
 
 #[derive(Debug, Clone)]

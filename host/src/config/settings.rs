@@ -28,7 +28,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
         max_size: DEFAULT_MAX_SIZE,
         max_age: DEFAULT_MAX_AGE,
         remote: None,
-        monitor: crate::cache::MonitorMode::default(),
+        monitor: super::MonitorMode::default(),
     };
     let Some((source, raw)) = file else { return Ok(RootSettings { cache, ..RootSettings::default() }) };
     let global_inputs = raw
@@ -49,7 +49,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
         }
         cache.remote = c.remote.as_ref().map(|r| r.get_ref().clone());
         if let Some(monitor) = &c.monitor {
-            cache.monitor = crate::cache::MonitorMode::parse(monitor.get_ref()).ok_or_else(|| {
+            cache.monitor = super::MonitorMode::parse(monitor.get_ref()).ok_or_else(|| {
                 source.error(
                     Some(monitor.span()),
                     format!("[cache] monitor is `auto`, `watchman`, `git` or `off`, not `{}`", monitor.get_ref()),

@@ -35,7 +35,7 @@ pub use link::{GuardLink, RUN_ID_VAR};
 pub use parent::{PARENT_DEATH_VAR, die_with_launcher};
 pub use probe::{PROBE_OUTPUT_LIMIT, Probed, run_probe};
 pub use procfs::{ProcInfo, group_members, is_ancestor, last_pid};
-pub use spawn::{TaskCommand, TaskProcess, spawn_isolated, spawn_task};
+pub use spawn::{PreExec, TaskCommand, TaskProcess, spawn_isolated, spawn_task};
 pub use tool::{ToolOutput, run_tool, run_tool_with_input};
 pub use usage::{ExitWatch, Usage};
 pub use watchdog::guard_main;

@@ -16,7 +16,15 @@ use tokio::net::unix::pipe;
 
 use super::groups::Groups;
 use super::link::own_group_and_register;
-use crate::sandbox::Confinement;
+
+/// Something done in a task's process between fork and exec, once it has
+/// its group and cgroup: the guard owns the hook, the sandbox fills it (so
+/// the guard, the ground floor, imports nothing above it).
+pub trait PreExec: std::fmt::Debug + Send + Sync {
+    /// Runs in the child: async-signal-safe system calls only, on data
+    /// prepared before the fork.
+    fn apply_in_child(&self) -> std::io::Result<()>;
+}
 
 /// What to run: an argv, a directory and the variables to add to vx's
 /// environment, and the sandbox to run it in, if any.
@@ -26,8 +34,9 @@ pub struct TaskCommand {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub env: Vec<(OsString, OsString)>,
-    /// Applied between fork and exec, after the process has its group.
-    pub confine: Option<Arc<Confinement>>,
+    /// Applied between fork and exec, after the process has its group
+    /// (the sandbox's confinement).
+    pub confine: Option<Arc<dyn PreExec>>,
     /// Run on a pseudo-terminal of its own (an interactive task).
     pub terminal: bool,
 }

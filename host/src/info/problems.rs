@@ -60,8 +60,8 @@ fn cache(info: &Info, found: &mut Vec<Problem>) {
             "cache",
             format!(
                 "the cache holds {}, over its max-size of {}",
-                crate::report::format_bytes(cache.bytes),
-                crate::report::format_bytes(cache.max_size)
+                crate::units::format_bytes(cache.bytes),
+                crate::units::format_bytes(cache.max_size)
             ),
             "run `vx cache gc` (a run does it too when it ends)",
         ));

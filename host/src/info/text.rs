@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Info;
-use crate::report::format_bytes;
+use crate::units::format_bytes;
 
 /// The report as the terminal shows it.
 pub fn render(info: &Info) -> String {

@@ -249,7 +249,7 @@ impl RunReport<'_> {
                     TaskStatus::Failed(why) => (report::Status::Failed, Some(why.clone())),
                     TaskStatus::TimedOut(d) => (
                         report::Status::TimedOut,
-                        Some(format!("timed out after {}", crate::report::format_duration(*d))),
+                        Some(format!("timed out after {}", crate::units::format_duration(*d))),
                     ),
                     TaskStatus::Cancelled => (report::Status::Cancelled, Some("interrupted".to_string())),
                     TaskStatus::Skipped(why) => (report::Status::Skipped, Some(why.clone())),

@@ -385,7 +385,7 @@ impl LoadedPlugin {
                 PluginErrorKind::OutOfTime,
                 format!(
                     "stopped after using its CPU budget of {}; raise {} if it needs more",
-                    crate::report::format_duration(*limit),
+                    crate::units::format_duration(*limit),
                     key("cpu")
                 ),
             ),
@@ -393,7 +393,7 @@ impl LoadedPlugin {
                 PluginErrorKind::OutOfTime,
                 format!(
                     "stopped after its call timeout of {}; raise {} if it needs more",
-                    crate::report::format_duration(*limit),
+                    crate::units::format_duration(*limit),
                     key("call-timeout")
                 ),
             ),

@@ -175,7 +175,7 @@ impl PluginSubscribers {
                 eprintln!(
                     "vx: warning: subscriber plugin `{name}` was still busy {} after the run; vx did not wait for it \
                      (raise `[plugins.{name}].limits.call-timeout` to wait longer)",
-                    crate::report::format_duration(feed.call_timeout)
+                    crate::units::format_duration(feed.call_timeout)
                 );
             }
             if state.dropped > 0 {

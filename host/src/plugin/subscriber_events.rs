@@ -160,7 +160,7 @@ fn task_finished(r: &TaskResult, clock: &WallClock) -> wit::TaskFinished {
         TaskStatus::Succeeded => (wit::Status::Ok, None),
         TaskStatus::Failed(why) => (wit::Status::Failed, Some(why.clone())),
         TaskStatus::TimedOut(d) => {
-            (wit::Status::TimedOut, Some(format!("timed out after {}", crate::report::format_duration(*d))))
+            (wit::Status::TimedOut, Some(format!("timed out after {}", crate::units::format_duration(*d))))
         }
         TaskStatus::Cancelled => (wit::Status::Cancelled, Some("interrupted".to_string())),
         TaskStatus::Skipped(why) => (wit::Status::Skipped, Some(why.clone())),

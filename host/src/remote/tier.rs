@@ -240,7 +240,7 @@ impl Backend for ReapiTier {
             format!("{} digests", caps.digest.name()),
             if caps.ac_update { "action cache writable" } else { "action cache read-only" }.to_string(),
             if caps.exec { "remote execution" } else { "no remote execution" }.to_string(),
-            format!("batches up to {}", crate::report::format_bytes(caps.max_batch as u64)),
+            format!("batches up to {}", crate::units::format_bytes(caps.max_batch as u64)),
         ])
     }
 

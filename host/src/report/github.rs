@@ -5,8 +5,9 @@
 
 use std::io::Write;
 
-use super::summary::{flaky_text, format_duration};
+use super::summary::flaky_text;
 use crate::events::{Event, RunSummary, Subscriber, TaskStatus};
+use crate::units::format_duration;
 
 pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")

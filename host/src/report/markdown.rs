@@ -5,8 +5,9 @@
 
 use std::fmt::Write;
 
-use super::summary::{flaky_text, format_bytes, format_duration};
+use super::summary::flaky_text;
 use crate::events::{CacheOutcome, RunSummary, TaskStatus};
+use crate::units::{format_bytes, format_duration};
 
 /// The run as a Markdown document.
 pub fn render(summary: &RunSummary, argv: &[String]) -> String {

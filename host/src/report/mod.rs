@@ -25,5 +25,5 @@ pub use run_file::{
 };
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};
-pub use summary::{flaky_text, format_bytes, format_duration};
+pub use summary::flaky_text;
 pub use terminal::{LogOrder, LogPrefix, OutputLogs, Terminal};

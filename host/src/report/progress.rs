@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use super::summary::format_duration;
+use crate::units::format_duration;
 
 #[derive(Debug, Default)]
 pub struct StatusLine {

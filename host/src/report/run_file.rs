@@ -62,7 +62,7 @@ impl RunPath {
         match &self.given {
             Some(file) => file.clone(),
             None => {
-                let id = self.invocation.get().copied().unwrap_or_else(|| crate::run::unix_ms(self.started));
+                let id = self.invocation.get().copied().unwrap_or_else(|| crate::units::unix_ms(self.started));
                 self.runs_dir.join(format!("{id}{}", self.suffix))
             }
         }
@@ -174,13 +174,13 @@ pub fn invocation_of(info: &RunInfo, id: Option<i64>, wall_ms: u64, exit_code: O
     json!({
         "id": id,
         "args": info.args,
-        "command": crate::run::command_line(&info.args),
+        "command": crate::units::command_line(&info.args),
         "cwd": info.cwd.to_string_lossy(),
         "tags": info.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
         "env_mode": info.env_mode,
         "git_commit": info.git_commit,
         "branch": info.branch,
-        "started_unix_ms": crate::run::unix_ms(info.started),
+        "started_unix_ms": crate::units::unix_ms(info.started),
         "wall_ms": wall_ms,
         "exit_code": exit_code,
     })
@@ -214,7 +214,7 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
 pub fn status_reason(status: &TaskStatus) -> Option<String> {
     match status {
         TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
-        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", super::format_duration(*limit))),
+        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::units::format_duration(*limit))),
         TaskStatus::Succeeded | TaskStatus::Cancelled => None,
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::style::Style;
 use crate::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
 use crate::guard::Usage;
+use crate::units::{format_bytes, format_duration};
 
 impl RunSummary {
     /// The summary block, ending with a newline.
@@ -107,33 +108,6 @@ impl RunSummary {
 pub fn flaky_text(r: &TaskResult) -> String {
     let why = r.failed_attempt.as_deref().unwrap_or("failed");
     format!("passed on attempt {}; attempt {} failed: {why}", r.attempts, r.attempts - 1)
-}
-
-/// `512 B`, `3.4 KiB`, `84.2 MiB`, `1.50 GiB`.
-pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
-/// `850ms`, `2.35s`, `1m04s`.
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.2}s", d.as_secs_f64())
-    } else {
-        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
-    }
 }
 
 #[cfg(test)]

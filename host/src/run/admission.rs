@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use crate::config::Resources;
-use crate::report::format_bytes;
+use crate::units::format_bytes;
 
 /// What the run may use at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

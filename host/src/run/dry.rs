@@ -16,7 +16,7 @@ use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::{Cache, Flakiness};
 use crate::config::{Command, ExecutorName, Task, Workspace};
 use crate::graph::TaskGraph;
-use crate::report::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration};
 
 fn command_json(cmd: &Command) -> serde_json::Value {
     match cmd {

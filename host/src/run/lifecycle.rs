@@ -93,13 +93,14 @@ impl<'w> Shared<'w> {
         let dep_outputs = || dependency_outputs(self.ws, graph, node);
         let executor = self.executors.prepare(project, task, &executor_name, self.cache.as_ref(), dep_outputs)?;
         let mut command = task_command(self.ws, project, task);
+        let mut confinement: Option<Arc<Confinement>> = None;
         if let (Some(observed), true) = (&self.opts.observe, executor_name.is_local()) {
             let sandbox = task.sandbox.clone().unwrap_or_default();
             // The traced run holds the requested tasks alone: their
             // dependencies' outputs come from the whole plan.
             let deps = observed.deps.get(&n.id.to_string()).cloned().unwrap_or_default();
             let policy = self.policy(project, task, &sandbox, &command, deps);
-            command.confine = Some(Arc::new(Confinement::observe(policy, observed.clone())));
+            confinement = Some(Arc::new(Confinement::observe(policy, observed.clone())));
         } else if let Some(sandbox) = &task.sandbox {
             if executor_name.is_local() {
                 let policy = self.policy(project, task, sandbox, &command, dep_outputs());
@@ -107,7 +108,7 @@ impl<'w> Shared<'w> {
                     // A failure shows as the task's own write error.
                     let _ = std::fs::create_dir_all(dir);
                 }
-                command.confine = Some(Confinement::new(policy).map(Arc::new).map_err(|e| Refused(e.to_string()))?);
+                confinement = Some(Confinement::new(policy).map(Arc::new).map_err(|e| Refused(e.to_string()))?);
             } else {
                 let note = format!(
                     "`sandbox` is enforced by the local executor only; `{executor_name}` runs this task unconfined (docs/sandbox.md)"
@@ -115,6 +116,7 @@ impl<'w> Shared<'w> {
                 self.events.note(&n.id.to_string(), &note);
             }
         }
+        command.confine = confinement.clone().map(|c| c as Arc<dyn crate::guard::PreExec>);
         command.env.push((RUN_ID_VAR.into(), self.run_id.clone().into()));
         let persistent = task.persistent.then(|| Persistence {
             ready: task.ready.clone(),
@@ -126,6 +128,7 @@ impl<'w> Shared<'w> {
         let cache = self.cache.as_ref().filter(|c| c.enabled());
         let cache = cache.map(|c| self.cache_job(c, node, task, executor_name, executor.identity()));
         let attempt = Attempt {
+            confinement,
             id: n.id.to_string(),
             command,
             mark: TaskMark { run_id: self.run_id.clone(), project: project.name.clone(), task: task.name.clone() },
@@ -573,7 +576,7 @@ struct Tries {
 fn failure(status: &TaskStatus) -> Option<String> {
     match status {
         TaskStatus::Failed(why) => Some(why.clone()),
-        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::report::format_duration(*limit))),
+        TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::units::format_duration(*limit))),
         TaskStatus::Succeeded | TaskStatus::Cancelled | TaskStatus::Skipped(_) => None,
     }
 }

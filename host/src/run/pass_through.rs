@@ -9,7 +9,7 @@
 use crate::config::{Command, Workspace};
 use crate::graph::TaskId;
 
-use super::record::shell_quote;
+use crate::units::shell_quote;
 
 /// Appends `args` to the commands of the tasks `specs` name.
 pub fn apply_pass_through(ws: &mut Workspace, specs: &[String], args: &[String]) {

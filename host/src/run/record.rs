@@ -11,21 +11,7 @@ use crate::cache::{History, Invocation, InvocationDetail, KeyManifest, TaskRunRe
 use crate::events::{CacheOutcome, Event, RunSummary, Subscriber};
 use crate::report::{PlannedTask, RunInfo};
 
-/// Quotes one word for a POSIX shell: as is when it holds only safe
-/// characters, else in single quotes.
-pub fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%^#".contains(c));
-    if safe { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
-}
-
-/// `vx ARGS…` as one line, from the process arguments.
-pub fn command_line(args: &[String]) -> String {
-    std::iter::once("vx".to_string()).chain(args.iter().map(|a| shell_quote(a))).collect::<Vec<_>>().join(" ")
-}
-
-pub fn unix_ms(t: SystemTime) -> i64 {
-    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
+pub use crate::units::{command_line, shell_quote, unix_ms};
 
 /// Records the run it watches. History is a convenience: failures warn.
 #[derive(Debug)]

@@ -315,6 +315,12 @@ fn rule(path: &Path, access: BitFlags<AccessFs>, abi: ABI) -> Option<PathBeneath
     Some(PathBeneath::new(fd, access))
 }
 
+impl crate::guard::PreExec for Confinement {
+    fn apply_in_child(&self) -> std::io::Result<()> {
+        Confinement::apply_in_child(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

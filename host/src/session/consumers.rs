@@ -84,7 +84,7 @@ impl RunSession {
             o.summarize.as_ref().map(|given| Arc::new(RunFile::new(info.clone(), run_path(given, ".json"))));
         subscribers.extend(summary_file.clone().map(|s| s as Arc<dyn Subscriber>));
         let profile = o.profile.as_ref().map(|(given, own)| {
-            let title = crate::run::command_line(&o.argv);
+            let title = crate::units::command_line(&o.argv);
             Arc::new(Profile::new(run_path(given, ".trace.json"), o.origin, title, own.clone()))
         });
         subscribers.extend(profile.clone().map(|s| s as Arc<dyn Subscriber>));

@@ -91,7 +91,7 @@ fn start_tui(
     if !wanted {
         return Ok(None);
     }
-    let title = crate::run::command_line(argv);
+    let title = crate::units::command_line(argv);
     let (tui, controls) = Tui::start(ws, graph, opts.concurrency, title)
         .map_err(|e| Error::io("take over the terminal for --ui=tui", e))?;
     opts.controls = Some(controls);

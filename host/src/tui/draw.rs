@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph};
 
 use super::state::{Done, Mode, Phase, Row, State};
-use crate::report::format_duration;
+use crate::units::format_duration;
 
 /// The footer's key help in normal mode.
 const KEYS: &str = "↑↓ select · PgUp/PgDn scroll · / search · p pin · i input · r restart · q/Ctrl-C stop";

@@ -378,7 +378,7 @@ fn status(
         return TaskStatus::Cancelled;
     }
     if let Some(limit) = ending.not_ready {
-        return TaskStatus::Failed(format!("not ready within {}", crate::report::format_duration(limit)));
+        return TaskStatus::Failed(format!("not ready within {}", crate::units::format_duration(limit)));
     }
     if ending.stopped_as_planned {
         return TaskStatus::Succeeded;

@@ -59,6 +59,9 @@ pub struct Attempt {
     /// `project#task`.
     pub id: String,
     pub command: TaskCommand,
+    /// The sandbox the command runs in (its hook is `command.confine`):
+    /// the tracer of each attempt and the report of refused paths read it.
+    pub confinement: Option<Arc<crate::sandbox::Confinement>>,
     pub mark: TaskMark,
     pub timeout: Option<Duration>,
     /// Set for a persistent task (a server).

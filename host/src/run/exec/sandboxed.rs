@@ -21,10 +21,10 @@ const MAX_NAMED: usize = 20;
 /// The command of this attempt with a tracer of its own, when the task is
 /// sandboxed; the attempt's own command (not a copy) when it is not.
 pub(super) fn command(a: &Attempt) -> Result<(Cow<'_, TaskCommand>, Option<Tracer>), String> {
-    let Some(confine) = &a.command.confine else { return Ok((Cow::Borrowed(&a.command), None)) };
+    let Some(confine) = &a.confinement else { return Ok((Cow::Borrowed(&a.command), None)) };
     let (attempt, tracer) = confine.for_attempt().map_err(|e| format!("could not start its sandbox's tracer: {e}"))?;
     let mut command = a.command.clone();
-    command.confine = Some(Arc::new(attempt));
+    command.confine = Some(Arc::new(attempt) as Arc<dyn crate::guard::PreExec>);
     Ok((Cow::Owned(command), Some(tracer)))
 }
 
@@ -41,12 +41,12 @@ pub(super) async fn settle(a: &Attempt, tracer: Option<Tracer>, status: TaskStat
             return status;
         }
     };
-    if let Some(observed) = a.command.confine.as_ref().and_then(|c| c.observed.clone()) {
+    if let Some(observed) = a.confinement.as_ref().and_then(|c| c.observed.clone()) {
         // `--verify=inputs`: reported after the run, as a patch.
         observed.seen.lock().expect("observed lock poisoned").push((a.id.clone(), violations));
         return status;
     }
-    let root = a.command.confine.as_ref().map(|c| c.policy.root.clone()).unwrap_or_default();
+    let root = a.confinement.as_ref().map(|c| c.policy.root.clone()).unwrap_or_default();
     if violations.is_empty() {
         if status != TaskStatus::Succeeded && !matches!(status, TaskStatus::Cancelled) {
             a.events.note(

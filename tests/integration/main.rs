@@ -30,6 +30,7 @@ mod git_index;
 mod groups;
 mod guard;
 mod hardening;
+mod history_retention;
 mod http_cache;
 mod info;
 mod init;

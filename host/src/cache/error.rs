@@ -4,10 +4,9 @@
 //!
 //! Most of these never reach the user as an error: a task whose key or
 //! restore fails runs uncached, with a note. The conversions serve the
-//! commands for which the cache is the point (`vx why`, `vx history`).
+//! commands for which the cache is the point (`vx why`).
 
 use super::archive::ArchiveError;
-use super::history::HistoryError;
 use super::inputs::GlobError;
 
 /// Why a task could not be keyed, restored or stored.
@@ -41,12 +40,5 @@ impl From<CacheError> for crate::Error {
 impl From<GlobError> for crate::Error {
     fn from(e: GlobError) -> crate::Error {
         crate::Error::config(e.to_string()).with_hint("fix the glob in vx.toml")
-    }
-}
-
-impl From<HistoryError> for crate::Error {
-    fn from(e: HistoryError) -> crate::Error {
-        crate::Error::internal(format!(".vx/history.db: {e}"))
-            .with_hint("the history is a convenience: remove .vx/history.db if it stays unreadable")
     }
 }

@@ -27,7 +27,6 @@
 //! | `mode` | `--cache` access per tier |
 //! | `runtime` | runtime inputs: each command run once, its output for keys |
 //! | `diff` | which key components changed between two runs (`vx why`) |
-//! | `history` | invocations and task runs in SQLite, p50 durations, last manifests |
 //! | `error` | [`CacheError`] and the conversions into [`crate::Error`] |
 
 mod absent;
@@ -43,7 +42,6 @@ mod error;
 mod fsutil;
 mod gitview;
 mod hasher;
-mod history;
 mod inputs;
 mod key;
 mod mode;
@@ -70,10 +68,6 @@ pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;
 pub use fsutil::write_atomic;
 pub use hasher::FileHasher;
-pub use history::{
-    Flakiness, FlakyTask, History, HistoryError, Invocation, InvocationDetail, TaskRunRecord, checkpoint_in_background,
-    median, recorded_plan,
-};
 pub use inputs::{FileRef, GlobError, GlobFilter, Listing, ignore_file, list_files, unmatched_inputs};
 pub use key::{CacheKey, KeyInputs, KeyManifest, RuntimeEntry, SCHEMA_VERSION};
 pub use mode::{Access, CacheMode};

@@ -6,9 +6,10 @@ use std::path::Path;
 use clap::{Args, Subcommand};
 
 use super::choice::{Format, choice};
-use crate::cache::{Cache, CacheMode, History, state_dir};
+use crate::cache::{Cache, CacheMode, state_dir};
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
+use crate::history::History;
 
 /// Manage the local cache.
 #[derive(Debug, Args)]

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::cache::{History, LocalStore, state_dir};
+use crate::cache::{LocalStore, state_dir};
 use crate::config::load_workspace;
 use crate::dashboard::{App, bind, serve, write_marker};
 use crate::error::{Error, Result};
+use crate::history::History;
 
 /// Serve a local web page over the run history: runs, timelines, tasks, stats.
 #[derive(Debug, Args)]

@@ -7,9 +7,10 @@ use std::path::Path;
 use clap::Args;
 
 use super::choice::{Format, choice};
-use crate::cache::{FlakyTask, History, state_dir};
+use crate::cache::state_dir;
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
+use crate::history::{FlakyTask, History, HistoryError};
 use crate::units::{format_bytes, format_duration};
 
 /// Show recent invocations, their durations and cache hit rates.
@@ -33,7 +34,7 @@ pub struct HistoryArgs {
 pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
     let json = args.format == Format::Json;
     let ws = load_workspace(cwd)?;
-    let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let unreadable = |e: HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;
     if args.flaky {
         let flaky = history.flaky_tasks(args.limit).map_err(unreadable)?;

@@ -9,17 +9,17 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::cache::{History, state_dir};
+use crate::cache::state_dir;
 use crate::config::load_workspace;
 use crate::error::{Error, Result};
-use crate::units::shell_quote;
+use crate::history::History;
 use crate::session::caller_dir;
+use crate::units::shell_quote;
 
 /// Print the last invocation as one paste-able line.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  $(vx last)    run the last command again")]
 pub struct LastArgs {}
-
 
 pub fn cmd_last(_args: LastArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;

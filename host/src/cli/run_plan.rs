@@ -10,10 +10,11 @@ use super::choice::{Format, Ui};
 use super::exec_args::Prepared;
 use super::run::RunArgs;
 use super::run_flags::Checked;
-use crate::cache::{Cache, Flakiness, History, state_dir};
+use crate::cache::{Cache, state_dir};
 use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::{TaskGraph, to_dot};
+use crate::history::{Flakiness, History};
 use crate::report::Step;
 use crate::run::{DryPlan, RunOptions, plan, plan_keys, planned_statuses, predict};
 use crate::session::{FrontKind, SessionOptions};
@@ -38,7 +39,7 @@ impl Loaded {
         let mut prepared = args.exec.clone().prepare(cwd, "run")?;
         prepared.selection.shard = args.shard.as_deref().map(crate::graph::Shard::parse).transpose()?;
         let mut ws = load_workspace(cwd)?;
-        crate::cache::checkpoint_in_background(&state_dir(&ws).join("history.db"));
+        crate::history::checkpoint_in_background(&state_dir(&ws).join("history.db"));
         ws.override_env_mode(prepared.opts.env_mode);
         crate::run::check_run_executor(&ws, prepared.opts.executor.as_deref())?;
         if args.frozen {

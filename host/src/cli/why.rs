@@ -8,10 +8,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::choice::{Format, choice};
-use crate::cache::{Cache, CacheKey, CacheMode, Change, History, diff_explained, state_dir};
+use crate::cache::{Cache, CacheKey, CacheMode, Change, diff_explained, state_dir};
 use crate::config::{EnvMode, Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
+use crate::history::{History, HistoryError};
 use crate::run::{Selection, plan, plan_keys};
 
 /// Explain why a task would run again: what changed since its last run.
@@ -92,7 +93,7 @@ fn explain(
     let root = graph.roots[0];
     let (key, manifest) =
         keys[root].clone().map_err(|why| Error::internal(format!("could not compute the key of {id}: {why}")))?;
-    let unreadable = |e: crate::cache::HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
+    let unreadable = |e: HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));
     let history = History::open(&state_dir(ws).join("history.db")).map_err(unreadable)?;
     let last = history.last_manifest(&id.to_string()).map_err(unreadable)?;
     let stored = cache.store.contains(&key);

@@ -21,6 +21,7 @@ pub mod edit;
 pub mod env;
 mod error;
 mod executor;
+mod history;
 mod model;
 mod monitor;
 mod native;
@@ -40,6 +41,7 @@ pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
 pub use error::{ConfigError, Diagnostic};
 pub use executor::{ExecutorName, LOCAL, REMOTE};
+pub use history::{DEFAULT_KEEP_RUNS, HistoryKeep, HistorySettings};
 pub use model::{
     CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready,
     RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,

@@ -28,6 +28,8 @@ pub struct Workspace {
     pub plugins: BTreeMap<String, PluginSettings>,
     /// `[remote]`: the REAPI server for the remote cache and `executor = "remote"`.
     pub remote: Option<RemoteSettings>,
+    /// `[history]`: how much run history `.vx/history.db` keeps.
+    pub history: super::history::HistorySettings,
     /// Every config file that was read, for `vx watch` to re-read on change.
     pub config_files: Vec<PathBuf>,
     /// Which files configure it (`vx.toml`, or a turbo file read natively).
@@ -48,7 +50,7 @@ impl Workspace {
     ) -> Self {
         debug_assert!(projects.windows(2).all(|w| w[0].name < w[1].name), "projects come sorted by name");
         let by_name = projects.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
-        let RootSettings { global_inputs, cache, plugins, remote, env } = settings;
+        let RootSettings { global_inputs, cache, plugins, remote, env, history } = settings;
         let EnvSettings { mode: env_mode, global_env, global_pass_env, global_runtime } = env;
         Workspace {
             root,
@@ -61,6 +63,7 @@ impl Workspace {
             cache,
             plugins,
             remote,
+            history,
             config_files,
             source: super::native::ConfigSource::default(),
             broken: Vec::new(),
@@ -342,6 +345,7 @@ pub struct RootSettings {
     pub plugins: BTreeMap<String, PluginSettings>,
     pub remote: Option<RemoteSettings>,
     pub env: EnvSettings,
+    pub history: super::history::HistorySettings,
 }
 
 /// `[workspace] env-mode`, `global-env`, `global-pass-env`, `global-runtime`.

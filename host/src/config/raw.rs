@@ -28,6 +28,8 @@ pub struct RawFile {
     pub plugins: Option<BTreeMap<String, RawPlugin>>,
     /// A REAPI v2 server: remote cache and `executor = "remote"`. Only in the root `vx.toml`.
     pub remote: Option<RawRemote>,
+    /// How much run history `.vx/history.db` keeps. Only in the root `vx.toml`.
+    pub history: Option<RawHistory>,
     /// This directory as a project: its name, dependencies and tags.
     pub project: Option<RawProject>,
     /// The project's tasks, by name (`[tasks.build]`).
@@ -78,6 +80,16 @@ pub struct RawCache {
     /// How unchanged trees are keyed without a stat per file: `auto` (the default), `watchman`, `git` or `off`.
     #[schemars(default, schema_with = "schema::monitor")]
     pub monitor: Option<Spanned<String>>,
+}
+
+/// `[history]`: how much run history is kept (`config::history`).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawHistory {
+    /// The runs kept: the last N (`1000`), or those of a period (`"90d"`). Default the last 500.
+    // Kept as a value so a wrong type gets a message naming both forms.
+    #[schemars(default, schema_with = "schema::history_keep")]
+    pub keep: Option<Spanned<toml::Value>>,
 }
 
 /// `[remote]`: a REAPI v2 server (docs/remote.md).

@@ -100,6 +100,7 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
                 (raw.cache.is_some(), "cache"),
                 (raw.plugins.is_some(), "plugins"),
                 (raw.remote.is_some(), "remote"),
+                (raw.history.is_some(), "history"),
             ] {
                 if present {
                     return Err(source

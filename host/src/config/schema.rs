@@ -101,6 +101,15 @@ pub(super) fn size(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// `[history] keep`: a number of runs from 1, or a duration
+/// (`config::history`).
+pub(super) fn history_keep(generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "anyOf": [{ "type": "integer", "minimum": 1, "maximum": u32::MAX }, duration(generator)],
+        "examples": [1000, "90d"],
+    })
+}
+
 /// A plugin limit given as a size may also be a whole number of bytes.
 pub(super) fn size_or_bytes(generator: &mut SchemaGenerator) -> Schema {
     json_schema!({ "anyOf": [size(generator), { "type": "integer", "minimum": 0 }] })

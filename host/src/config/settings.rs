@@ -1,7 +1,8 @@
 //! What only the root `vx.toml` may set, checked: `[workspace]
 //! global-inputs` and the environment settings (`env-mode`, `global-env`,
 //! `global-pass-env`, `global-runtime`), `[cache]` (directory, retention, remote tier),
-//! `[plugins.NAME]` (kept for the plugin host) and `[remote]`.
+//! `[plugins.NAME]` (kept for the plugin host), `[remote]` and `[history]`
+//! (`config::history`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,6 +14,7 @@ use super::diag::Source;
 use super::duration::{parse_duration, parse_size};
 use super::env::{EnvMode, check_entry};
 use super::error::Diagnostic;
+use super::history::history_settings;
 use super::model::{
     CacheSettings, EnvSettings, PluginSettings, REAPI_REMOTE, RemoteSettings, RootSettings, grpc_address,
 };
@@ -31,6 +33,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
         monitor: super::MonitorMode::default(),
     };
     let Some((source, raw)) = file else { return Ok(RootSettings { cache, ..RootSettings::default() }) };
+    let history = history_settings(source, raw.history.as_ref())?;
     let global_inputs = raw
         .workspace
         .as_ref()
@@ -80,7 +83,7 @@ pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<Ro
         check_cache_remote(source, name, &plugins, remote.is_some())?;
     }
     let env = env_settings(source, raw.workspace.as_ref())?;
-    Ok(RootSettings { global_inputs, cache, plugins, remote, env })
+    Ok(RootSettings { global_inputs, cache, plugins, remote, env, history })
 }
 
 /// `[workspace] env-mode`, `global-env`, `global-pass-env` and `global-runtime`.

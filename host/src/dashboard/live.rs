@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 
 use crate::events::{CacheOutcome, Event, Subscriber, TaskResult};
-use crate::report::{RunInfo, cache_word};
+use crate::report::RunInfo;
 
 /// How often the live file is rewritten at most.
 pub const EVERY: Duration = Duration::from_millis(250);
@@ -144,7 +144,7 @@ fn document(info: &RunInfo, state: &State) -> Value {
                 }
                 Progress::Done(r) => (
                     r.status.word(),
-                    cache_word(r.cache),
+                    r.cache.summary_word(),
                     r.started.map(since),
                     r.duration.as_millis() as u64,
                     r.attempts,

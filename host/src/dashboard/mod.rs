@@ -21,7 +21,6 @@ mod server;
 
 pub use live::{EVERY as LIVE_EVERY, LiveFile, read_live};
 pub use marker::{Marker, live_dashboard, live_dir, marker_path, write_marker};
-pub use queries::{RunFilter, STATS_WINDOW};
 pub use routes::{App, Response};
 pub use run_doc::recorded_document;
 pub use server::{bind, serve};

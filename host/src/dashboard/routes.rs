@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::queries::{RunFilter, runs, stats, task_history};
+use super::queries::{runs, stats, task_history};
 use super::{live::read_live, marker::live_dir, page, run_doc::recorded_document};
-use crate::cache::{History, LocalStore, StoreStats};
+use crate::cache::{LocalStore, StoreStats};
+use crate::history::{History, HistoryError, RunFilter};
 
 /// The largest page of the runs list.
 pub const MAX_LIMIT: usize = 500;
@@ -74,7 +75,7 @@ impl App {
         }
     }
 
-    fn read<T>(&self, f: impl FnOnce(&History) -> Result<T, crate::cache::HistoryError>) -> Result<T, Response> {
+    fn read<T>(&self, f: impl FnOnce(&History) -> Result<T, HistoryError>) -> Result<T, Response> {
         let history = self.history.lock().expect("history lock");
         f(&history).map_err(|e| Response::error(500, format!("could not read .vx/history.db: {e}")))
     }

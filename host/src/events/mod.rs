@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use outcome::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
+pub use outcome::{CacheOutcome, RunSummary, Spelling, TaskResult, TaskStatus};
 
 use crate::cache::KeyManifest;
 use crate::error::ErrorKind;

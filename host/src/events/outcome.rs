@@ -32,6 +32,18 @@ impl TaskStatus {
             TaskStatus::Skipped(_) => "skipped",
         }
     }
+
+    /// A [`word`](Self::word) back as a status, its reason or limit left
+    /// empty (they are kept apart); an unknown word reads as `failed`.
+    pub fn from_word(word: &str) -> TaskStatus {
+        match word {
+            "ok" => TaskStatus::Succeeded,
+            "skipped" => TaskStatus::Skipped(String::new()),
+            "cancelled" => TaskStatus::Cancelled,
+            "timed-out" => TaskStatus::TimedOut(Duration::ZERO),
+            _ => TaskStatus::Failed(String::new()),
+        }
+    }
 }
 
 /// Where a task's result came from.
@@ -50,9 +62,55 @@ pub enum CacheOutcome {
     Group,
 }
 
+/// Every spelling of one cache outcome. History, the run summary and the
+/// markdown table each spelled outcomes in a match of their own, and they
+/// drifted; now each medium reads its column of [`CacheOutcome::spelling`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spelling {
+    /// What `.vx/history.db` stores and reads back: `uncached`, `miss`,
+    /// `local`, `remote`, `group`.
+    pub stored: &'static str,
+    /// The run summary's schema (`--summarize`, the dashboard, live files):
+    /// `off`, `miss`, `hit-local`, `hit-remote`; a group runs nothing, so
+    /// it is `off` there.
+    pub summary: &'static str,
+    /// A cell of the markdown report's table.
+    pub table: &'static str,
+}
+
 impl CacheOutcome {
+    pub const ALL: [CacheOutcome; 5] =
+        [CacheOutcome::Uncached, CacheOutcome::Miss, CacheOutcome::Local, CacheOutcome::Remote, CacheOutcome::Group];
+
     pub fn is_hit(self) -> bool {
         matches!(self, CacheOutcome::Local | CacheOutcome::Remote)
+    }
+
+    /// The one table of words for this outcome.
+    pub fn spelling(self) -> Spelling {
+        let (stored, summary, table) = match self {
+            CacheOutcome::Uncached => ("uncached", "off", "-"),
+            CacheOutcome::Miss => ("miss", "miss", "miss"),
+            CacheOutcome::Local => ("local", "hit-local", "hit (local)"),
+            CacheOutcome::Remote => ("remote", "hit-remote", "hit (remote)"),
+            CacheOutcome::Group => ("group", "off", "group"),
+        };
+        Spelling { stored, summary, table }
+    }
+
+    /// The word history stores.
+    pub fn word(self) -> &'static str {
+        self.spelling().stored
+    }
+
+    /// A stored word back as the outcome; `None` for a word vx never wrote.
+    pub fn from_word(word: &str) -> Option<CacheOutcome> {
+        CacheOutcome::ALL.into_iter().find(|o| o.word() == word)
+    }
+
+    /// The word of the run summary's schema.
+    pub fn summary_word(self) -> &'static str {
+        self.spelling().summary
     }
 }
 
@@ -156,6 +214,30 @@ impl RunSummary {
             Some(kind) => kind.exit_code(),
             None if self.failed() > 0 => ErrorKind::TaskFailed.exit_code(),
             None => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_words_read_back_as_their_outcome_and_status() {
+        for outcome in CacheOutcome::ALL {
+            assert_eq!(CacheOutcome::from_word(outcome.word()), Some(outcome));
+        }
+        assert_eq!(CacheOutcome::from_word("hit-local"), None, "a summary word is not a stored one");
+        let words: Vec<&str> = CacheOutcome::ALL.iter().map(|o| o.summary_word()).collect();
+        assert_eq!(words, ["off", "miss", "hit-local", "hit-remote", "off"]);
+        for status in [
+            TaskStatus::Succeeded,
+            TaskStatus::Failed("exit 1".into()),
+            TaskStatus::TimedOut(Duration::from_secs(1)),
+            TaskStatus::Cancelled,
+            TaskStatus::Skipped("a dependency failed".into()),
+        ] {
+            assert_eq!(TaskStatus::from_word(status.word()).word(), status.word());
         }
     }
 }

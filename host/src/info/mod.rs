@@ -195,7 +195,7 @@ fn history(ws: &Workspace) -> Option<HistoryInfo> {
     if !path.is_file() {
         return None;
     }
-    let db = crate::cache::History::open(&path).ok()?;
+    let db = crate::history::History::open(&path).ok()?;
     let (hits, lookups) = db.hit_rate().unwrap_or((0, 0));
     Some(HistoryInfo { runs: db.invocation_count().unwrap_or(0), hits, lookups, path })
 }

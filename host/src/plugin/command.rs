@@ -19,9 +19,10 @@ use super::error::PluginError;
 use super::load::LoadedPlugin;
 use super::state::State;
 use super::text::{MAX_MESSAGE, one_line};
-use crate::cache::{History, state_dir};
+use crate::cache::state_dir;
 use crate::config::Workspace;
 use crate::graph::reverse_deps;
+use crate::history::{History, HistoryError};
 
 /// The names a command plugin cannot take: vx's own commands and their
 /// aliases, `help`, and the Turborepo and Nx verbs vx translates. A unit
@@ -125,7 +126,7 @@ impl WorkspaceModel {
     }
 }
 
-fn unreadable(e: crate::cache::HistoryError) -> WitError {
+fn unreadable(e: HistoryError) -> WitError {
     WitError::Unavailable(format!("could not read .vx/history.db: {e}"))
 }
 

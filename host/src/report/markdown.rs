@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::summary::flaky_text;
-use crate::events::{CacheOutcome, RunSummary, TaskStatus};
+use crate::events::{RunSummary, TaskStatus};
 use crate::units::{format_bytes, format_duration};
 
 /// The run as a Markdown document.
@@ -42,7 +42,7 @@ pub fn render(summary: &RunSummary, argv: &[String]) -> String {
             "| `{}` | {} | {} | {} | {cpu} | {peak} |",
             cell(&r.id),
             cell(&status),
-            cache_text(r.cache),
+            r.cache.spelling().table,
             format_duration(r.duration)
         );
     }
@@ -90,16 +90,6 @@ fn status_text(status: &TaskStatus) -> String {
     }
 }
 
-fn cache_text(cache: CacheOutcome) -> &'static str {
-    match cache {
-        CacheOutcome::Uncached => "-",
-        CacheOutcome::Miss => "miss",
-        CacheOutcome::Local => "hit (local)",
-        CacheOutcome::Remote => "hit (remote)",
-        CacheOutcome::Group => "group",
-    }
-}
-
 /// Text safe inside a table cell: no pipes or line breaks.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
@@ -110,7 +100,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::events::TaskResult;
+    use crate::events::{CacheOutcome, TaskResult};
 
     #[test]
     fn table_and_failures() {

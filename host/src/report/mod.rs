@@ -20,8 +20,8 @@ pub use github::{GithubOutput, github_actions, github_annotations, github_step_s
 pub use profile::{Profile, Step};
 pub use progress::StatusLine;
 pub use run_file::{
-    PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, Written, cache as cache_word,
-    document as run_document, invocation_of as run_invocation, status_reason, write_file,
+    PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, Written, document as run_document,
+    invocation_of as run_invocation, status_reason, write_file,
 };
 pub use stderr::{Stderr, warning_line};
 pub use style::{Style, color_enabled};

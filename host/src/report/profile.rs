@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::run_file::{RunPath, Written, cache};
+use super::run_file::{RunPath, Written};
 use crate::events::{Event, Phase, Subscriber, TaskResult};
 
 /// A step that took time: its name, start and end.
@@ -125,7 +125,7 @@ fn trace(origin: Instant, title: &str, state: &State) -> Value {
         let tid = slot + 1;
         let args = json!({
             "status": result.status.word(),
-            "cache": cache(result.cache),
+            "cache": result.cache.summary_word(),
             "key": result.key,
             "attempts": result.attempts,
         });

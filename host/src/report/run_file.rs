@@ -195,7 +195,7 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
         "key": r.key,
         "status": r.status.word(),
         "reason": status_reason(&r.status),
-        "cache": cache(r.cache),
+        "cache": r.cache.summary_word(),
         "group": r.cache == CacheOutcome::Group,
         "executor": planned.map(|p| p.executor.as_str()),
         "attempts": r.attempts,
@@ -216,18 +216,6 @@ pub fn status_reason(status: &TaskStatus) -> Option<String> {
         TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
         TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::units::format_duration(*limit))),
         TaskStatus::Succeeded | TaskStatus::Cancelled => None,
-    }
-}
-
-/// Where the result came from: `hit-local`, `hit-remote`, `miss` (looked
-/// up, not found: it ran) or `off` (not cacheable, the cache off, or a
-/// group, which runs nothing).
-pub fn cache(cache: CacheOutcome) -> &'static str {
-    match cache {
-        CacheOutcome::Local => "hit-local",
-        CacheOutcome::Remote => "hit-remote",
-        CacheOutcome::Miss => "miss",
-        CacheOutcome::Uncached | CacheOutcome::Group => "off",
     }
 }
 

@@ -13,9 +13,10 @@ use super::admission::{Budget, cpus};
 use super::eta::Prediction;
 use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
-use crate::cache::{Cache, Flakiness};
+use crate::cache::Cache;
 use crate::config::{Command, ExecutorName, Task, Workspace};
 use crate::graph::TaskGraph;
+use crate::history::Flakiness;
 use crate::units::{format_bytes, format_duration};
 
 fn command_json(cmd: &Command) -> serde_json::Value {

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::cache::{History, state_dir};
+use crate::cache::state_dir;
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
+use crate::history::History;
 
 /// The p50 duration in history of each task of `graph` that has one: the
 /// ETAs of the status line and of the terminal UI.

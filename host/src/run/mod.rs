@@ -12,7 +12,6 @@
 //! | `task_cache` | a task's key, lookup, restore and store |
 //! | `exec/` | the executor seam: local processes, plugins, REAPI |
 //! | `front` | the recorded durations the fronts' ETAs come from |
-//! | `record` | history as a subscriber |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
 //! | `dry_turbo` | `--dry=json --format turbo`: the plan in Turborepo's schema |
 //! | `task_lock` | one run of a task at a time across vx processes |
@@ -37,7 +36,6 @@ mod mutex;
 mod options;
 mod pass_through;
 mod plan;
-mod record;
 mod signals;
 #[cfg(test)]
 mod spec;
@@ -58,6 +56,5 @@ pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;
 pub use pass_through::apply_pass_through;
 pub use plan::{Selection, plan, planned_tasks, select_projects};
-pub use record::{HistoryRecorder, command_line, shell_quote, unix_ms};
 pub use signals::Signals;
 pub use verify::{Difference, Snapshot};

@@ -20,9 +20,10 @@ use crate::config::Workspace;
 use crate::error::Result;
 use crate::events::{Bus, Subscriber};
 use crate::graph::TaskGraph;
+use crate::history::HistoryRecorder;
 use crate::plugin::PluginSubscribers;
 use crate::report::{GithubOutput, Profile, RunFile, RunInfo, RunPath};
-use crate::run::{HistoryRecorder, RunOptions};
+use crate::run::RunOptions;
 
 /// A run's consumers, and what is left to do with them once it is over
 /// (`finish`).
@@ -56,7 +57,7 @@ impl RunSession {
         let mut subscribers: Vec<Arc<dyn Subscriber>> = Vec::new();
         // History first: the consumers after it read the id it records.
         let invocation: Arc<OnceLock<i64>> = if o.history {
-            let recorder = HistoryRecorder::new(&state.join("history.db"), &info);
+            let recorder = HistoryRecorder::new(&state.join("history.db"), &info).keeping(ws.history.keep);
             let id = recorder.recorded_id();
             subscribers.push(Arc::new(recorder));
             id

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use arbitrary::{Arbitrary, Unstructured};
 use rusqlite::types::Value;
-use vx::cache::{History, diff_manifests};
+use vx::cache::diff_manifests;
+use vx::history::History;
 
 /// One SQLite value.
 #[derive(Debug, Arbitrary)]

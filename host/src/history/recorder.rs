@@ -1,36 +1,40 @@
 //! History as a run-event subscriber: the invocation, every task's result
 //! and every keyed task's manifest are written to `.vx/history.db` when
-//! the run finishes. Also the shell quoting that makes a recorded
-//! command line paste-able (`vx last`).
+//! the run finishes, and what `[history] keep` no longer keeps is pruned
+//! in the same transaction. The recorded id is published for the
+//! subscribers after this one (`--summarize` names its file with it).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
-use crate::cache::{History, Invocation, InvocationDetail, KeyManifest, TaskRunRecord};
-use crate::events::{CacheOutcome, Event, RunSummary, Subscriber};
-use crate::report::{PlannedTask, RunInfo};
-
-pub use crate::units::{command_line, shell_quote, unix_ms};
+use super::rows::{Invocation, InvocationDetail, TaskRunRecord};
+use super::store::History;
+use crate::cache::KeyManifest;
+use crate::config::HistoryKeep;
+use crate::events::{Event, RunSummary, Subscriber, TaskResult};
+use crate::report::{PlannedTask, RunInfo, status_reason};
+use crate::units::{command_line, unix_ms};
 
 /// Records the run it watches. History is a convenience: failures warn.
 #[derive(Debug)]
-pub struct HistoryRecorder {
+pub(crate) struct HistoryRecorder {
     db: PathBuf,
     invocation: Invocation,
     /// The run's start on the monotonic clock, and its plan: each task's
     /// executor and dependencies, so a recorded run can be drawn again.
-    origin: std::time::Instant,
+    origin: Instant,
     planned: Arc<[PlannedTask]>,
-    /// The recorded invocation's id, for the subscribers after this one
-    /// (`--summarize` names its file with it).
+    keep: HistoryKeep,
     recorded: Arc<OnceLock<i64>>,
 }
 
 impl HistoryRecorder {
     /// The run `info` describes (its arguments as typed, the caller's
-    /// directory, tags, start and plan).
-    pub fn new(db: &Path, info: &RunInfo) -> Self {
+    /// directory, tags, start and plan), kept as `[history] keep`'s default
+    /// says until [`keeping`](Self::keeping) says otherwise.
+    pub(crate) fn new(db: &Path, info: &RunInfo) -> Self {
         let invocation = Invocation {
             id: 0,
             command: command_line(&info.args),
@@ -51,12 +55,23 @@ impl HistoryRecorder {
                 wall_ms: None,
             },
         };
-        let planned = info.tasks.clone();
-        HistoryRecorder { db: db.to_path_buf(), invocation, origin: info.origin, planned, recorded: Arc::default() }
+        HistoryRecorder {
+            db: db.to_path_buf(),
+            invocation,
+            origin: info.origin,
+            planned: info.tasks.clone(),
+            keep: HistoryKeep::default(),
+            recorded: Arc::default(),
+        }
+    }
+
+    /// Prunes history to the workspace's `[history] keep` as it records.
+    pub(crate) fn keeping(self, keep: HistoryKeep) -> Self {
+        HistoryRecorder { keep, ..self }
     }
 
     /// Where the invocation's id appears once it is recorded.
-    pub fn recorded_id(&self) -> Arc<OnceLock<i64>> {
+    pub(crate) fn recorded_id(&self) -> Arc<OnceLock<i64>> {
         self.recorded.clone()
     }
 
@@ -72,11 +87,10 @@ impl HistoryRecorder {
         };
         // Borrowed from the shared plan when the run is over, not copied
         // into a map of its own when it starts.
-        let planned: std::collections::HashMap<&str, &PlannedTask> =
-            self.planned.iter().map(|t| (t.id.as_str(), t)).collect();
+        let planned: HashMap<&str, &PlannedTask> = self.planned.iter().map(|t| (t.id.as_str(), t)).collect();
         let runs: Vec<TaskRunRecord> =
             summary.results.iter().map(|r| run_record(r, self.origin, planned.get(r.id.as_str()).copied())).collect();
-        match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests)) {
+        match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests, self.keep)) {
             Ok(id) => {
                 let _ = self.recorded.set(id);
             }
@@ -93,22 +107,12 @@ impl Subscriber for HistoryRecorder {
     }
 }
 
-fn run_record(
-    r: &crate::events::TaskResult,
-    origin: std::time::Instant,
-    planned: Option<&PlannedTask>,
-) -> TaskRunRecord {
+fn run_record(r: &TaskResult, origin: Instant, planned: Option<&PlannedTask>) -> TaskRunRecord {
     TaskRunRecord {
         task: r.id.clone(),
         key: r.key.clone(),
         status: r.status.word(),
-        cache: match r.cache {
-            CacheOutcome::Uncached => "uncached",
-            CacheOutcome::Miss => "miss",
-            CacheOutcome::Local => "local",
-            CacheOutcome::Remote => "remote",
-            CacheOutcome::Group => "group",
-        },
+        cache: r.cache,
         duration: r.duration,
         exit_code: r.exit_code,
         attempts: r.attempts,
@@ -117,21 +121,6 @@ fn run_record(
         start_ms: r.started.map(|s| s.saturating_duration_since(origin).as_millis() as i64),
         executor: planned.map(|p| p.executor.clone()),
         dependencies: planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
-        reason: crate::report::status_reason(&r.status),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting_round_trips_through_a_shell_reader() {
-        assert_eq!(shell_quote("build"), "build");
-        assert_eq!(shell_quote("web#build"), "web#build");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(command_line(&["run".into(), "--filter".into(), "./apps/*".into()]), "vx run --filter './apps/*'");
+        reason: status_reason(&r.status),
     }
 }

@@ -30,20 +30,9 @@ use super::overlap::{GlobLanguage, overlap};
 const PROJECT_FILES: [&str; 3] = ["vx.toml", "package.json", "turbo.json"];
 
 /// Files no output may claim at the workspace root, whether or not the
-/// root is a project.
-const ROOT_FILES: [&str; 11] = [
-    "vx.toml",
-    "package.json",
-    "turbo.json",
-    "turbo.jsonc",
-    "pnpm-lock.yaml",
-    "pnpm-workspace.yaml",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "yarn.lock",
-    "bun.lock",
-    "bun.lockb",
-];
+/// root is a project; every lockfile too (`lockfile::LOCKFILE_NAMES`,
+/// the one list of their names).
+const ROOT_FILES: [&str; 5] = ["vx.toml", "package.json", "turbo.json", "turbo.jsonc", "pnpm-workspace.yaml"];
 
 /// One task's outputs as a claim on paths relative to the workspace root.
 struct Claim<'a> {
@@ -104,7 +93,8 @@ fn check_protected<'l>(
     claims: &[Claim<'_>],
     language: &dyn Fn(usize) -> Option<&'l GlobLanguage>,
 ) -> Result<(), Diagnostic> {
-    let mut files: Vec<String> = ROOT_FILES.iter().map(|f| f.to_string()).collect();
+    let lockfiles = crate::lockfile::LOCKFILE_NAMES.iter().map(|(name, _)| *name);
+    let mut files: Vec<String> = ROOT_FILES.iter().copied().chain(lockfiles).map(str::to_string).collect();
     files.extend(
         projects
             .iter()

@@ -6,97 +6,59 @@
 //! `workspace`), so an
 //! `Error` or a `BlobWriter` is one Rust type whatever the world. WASI and
 //! wasi:http map onto wasmtime-wasi's synchronous bindings: vx calls plugins
-//! from blocking threads, never from inside the async runtime.
+//! from blocking threads, never from inside the async runtime. The WASI
+//! mapping is written once, in `world!`.
+
+/// `bindgen!` for one world of `wit/v0.1`: the WASI mapping every world
+/// shares (and wasi:http, with `http`), then the world's own `with` entries.
+macro_rules! world {
+    ($world:tt, { $($with:tt)* }) => {
+        wasmtime::component::bindgen!({
+            path: "../wit/v0.1",
+            world: $world,
+            with: {
+                "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
+                "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
+                "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
+                "wasi:cli": wasmtime_wasi::p2::bindings::cli,
+                "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+                "wasi:random": wasmtime_wasi::p2::bindings::random,
+                $($with)*
+            },
+        });
+    };
+    ($world:tt, http, { $($with:tt)* }) => {
+        world!($world, {
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "vx:plugin/types": super::reporter::vx::plugin::types,
+            "vx:plugin/host": super::reporter::vx::plugin::host,
+            $($with)*
+        });
+    };
+}
 
 pub mod reporter {
-    wasmtime::component::bindgen!({
-        path: "../wit/v0.1",
-        world: "reporter",
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
-            "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
-            "wasi:cli": wasmtime_wasi::p2::bindings::cli,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "vx:plugin/host.output-sink": crate::plugin::state::OutputSink,
-            "vx:plugin/host.blob-reader": crate::plugin::state::BlobReader,
-            "vx:plugin/host.blob-writer": crate::plugin::state::BlobWriter,
-        },
+    world!("reporter", {
+        "vx:plugin/host.output-sink": crate::plugin::state::OutputSink,
+        "vx:plugin/host.blob-reader": crate::plugin::state::BlobReader,
+        "vx:plugin/host.blob-writer": crate::plugin::state::BlobWriter,
     });
 }
 
 pub mod cache_backend {
-    wasmtime::component::bindgen!({
-        path: "../wit/v0.1",
-        world: "cache-backend",
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
-            "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
-            "wasi:cli": wasmtime_wasi::p2::bindings::cli,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
-            "vx:plugin/types": super::reporter::vx::plugin::types,
-            "vx:plugin/host": super::reporter::vx::plugin::host,
-        },
-    });
+    world!("cache-backend", http, {});
 }
 
 pub mod executor {
-    wasmtime::component::bindgen!({
-        path: "../wit/v0.1",
-        world: "executor",
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
-            "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
-            "wasi:cli": wasmtime_wasi::p2::bindings::cli,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
-            "vx:plugin/types": super::reporter::vx::plugin::types,
-            "vx:plugin/host": super::reporter::vx::plugin::host,
-            "vx:plugin/process.child": crate::plugin::process::ChildProcess,
-        },
-    });
+    world!("executor", http, { "vx:plugin/process.child": crate::plugin::process::ChildProcess, });
 }
 
 pub mod subscriber {
-    wasmtime::component::bindgen!({
-        path: "../wit/v0.1",
-        world: "subscriber",
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
-            "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
-            "wasi:cli": wasmtime_wasi::p2::bindings::cli,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
-            "vx:plugin/types": super::reporter::vx::plugin::types,
-            "vx:plugin/host": super::reporter::vx::plugin::host,
-        },
-    });
+    world!("subscriber", http, {});
 }
 
 pub mod command {
-    wasmtime::component::bindgen!({
-        path: "../wit/v0.1",
-        world: "command",
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
-            "wasi:filesystem": wasmtime_wasi::p2::bindings::sync::filesystem,
-            "wasi:sockets": wasmtime_wasi::p2::bindings::sync::sockets,
-            "wasi:cli": wasmtime_wasi::p2::bindings::cli,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
-            "vx:plugin/types": super::reporter::vx::plugin::types,
-            "vx:plugin/host": super::reporter::vx::plugin::host,
-        },
-    });
+    world!("command", http, {});
 }
 
 pub use reporter::vx::plugin::host::Level;

@@ -80,11 +80,8 @@ impl Policy {
         // The manifests the key takes (docs/cache.md), which package
         // managers and runtimes read too.
         beside.push(t.project.join("package.json"));
-        beside.extend(
-            ["package.json", "package-lock.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", "yarn.lock", "bun.lock"]
-                .iter()
-                .map(|f| t.root.join(f)),
-        );
+        let lockfiles = crate::lockfile::LOCKFILE_NAMES.iter().map(|(name, _)| *name);
+        beside.extend(["package.json", "pnpm-workspace.yaml"].into_iter().chain(lockfiles).map(|f| t.root.join(f)));
         beside.extend(t.sandbox.allow_read.iter().map(|p| resolve(p, t.root, t.project, t.home.as_deref())));
         let mut reads = beside.clone();
         match &t.task.inputs {

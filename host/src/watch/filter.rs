@@ -24,22 +24,11 @@ use crate::cache::{GlobFilter, InputMatcher, OutputGlobs};
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
 
-/// Files whose change re-reads the workspace. The lockfiles are here
-/// because each project's slice of one is part of its tasks' keys: a
-/// re-read plan re-keys every task, and only those whose slice moved run.
-const CONFIG_FILES: [&str; 11] = [
-    "vx.toml",
-    "turbo.json",
-    "turbo.jsonc",
-    "package.json",
-    "pnpm-workspace.yaml",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "pnpm-lock.yaml",
-    "yarn.lock",
-    "bun.lock",
-    "bun.lockb",
-];
+/// Files whose change re-reads the workspace, and every lockfile too
+/// (`lockfile::LOCKFILE_NAMES`, the one list of their names): each
+/// project's slice of one is part of its tasks' keys, so a re-read plan
+/// re-keys every task, and only those whose slice moved run.
+const CONFIG_FILES: [&str; 5] = ["vx.toml", "turbo.json", "turbo.jsonc", "package.json", "pnpm-workspace.yaml"];
 
 #[derive(Debug)]
 pub struct ChangeFilter {
@@ -66,8 +55,9 @@ impl ChangeFilter {
 
     /// A workspace config file (outside `node_modules`).
     pub fn is_config(&self, path: &Path) -> bool {
-        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| CONFIG_FILES.contains(&n))
-            && !self.in_skipped_dir(path)
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            CONFIG_FILES.contains(&n) || crate::lockfile::LOCKFILE_NAMES.iter().any(|(lockfile, _)| *lockfile == n)
+        }) && !self.in_skipped_dir(path)
     }
 
     fn in_skipped_dir(&self, path: &Path) -> bool {

@@ -191,8 +191,14 @@ fn an_unknown_executor_is_a_config_error_and_a_wrong_kind_fails_the_task_saying_
     let out = env.vx(&["run", "build"]);
     out.assert_code(2);
     let line = out.stderr.lines().next().unwrap_or_default().to_string();
-    assert!(line.contains("app/vx.toml:6:12:") && line.contains("unknown executor `locl`; did you mean `local`?"), "{out}");
-    assert!(env.vx(&["show"]).stderr.contains("unknown executor `locl`"), "every command that loads the config refuses it");
+    assert!(
+        line.contains("app/vx.toml:6:12:") && line.contains("unknown executor `locl`; did you mean `local`?"),
+        "{out}"
+    );
+    assert!(
+        env.vx(&["show"]).stderr.contains("unknown executor `locl`"),
+        "every command that loads the config refuses it"
+    );
     // A plugin named before it is added: `vx plugin add` still loads the
     // workspace, and the task runs once the plugin exists.
     env.write("app/vx.toml", "[project]\nname = \"app\"\n\n[tasks.build]\ncommand = \"true\"\nexecutor = \"nope\"\n");

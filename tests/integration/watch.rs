@@ -198,7 +198,13 @@ fn every_cycle_is_recorded_in_history_as_a_run_of_the_watch_command() {
     // Newest first: the re-run of `a` alone, then the first cycle's two tasks.
     let seen: Vec<(&str, i64, i64)> = rows
         .iter()
-        .map(|r| (r["command"].as_str().unwrap_or(""), r["tasks"].as_i64().unwrap_or(-1), r["exit_code"].as_i64().unwrap_or(-1)))
+        .map(|r| {
+            (
+                r["command"].as_str().unwrap_or(""),
+                r["tasks"].as_i64().unwrap_or(-1),
+                r["exit_code"].as_i64().unwrap_or(-1),
+            )
+        })
         .collect();
     assert_eq!(seen, [("vx watch build", 1, 0), ("vx watch build", 2, 0)], "{out}");
 }

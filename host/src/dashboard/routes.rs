@@ -137,7 +137,7 @@ impl App {
 /// The runs list's query: `command`, `tag` (`KEY=VALUE`), `branch`,
 /// `outcome` (`ok` or `failed`), `limit` and `before`; empty values are
 /// no filter.
-pub fn parse_filter(query: &str) -> Result<RunFilter, String> {
+pub(crate) fn parse_filter(query: &str) -> Result<RunFilter, String> {
     let mut filter = RunFilter { limit: 50, ..RunFilter::default() };
     const KNOWN: [&str; 6] = ["command", "tag", "branch", "outcome", "limit", "before"];
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {

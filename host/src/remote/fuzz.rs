@@ -14,11 +14,16 @@ use crate::cache::CacheKey;
 /// The key every fuzzed entry is looked up for (the seeds' headers carry it).
 pub const FUZZ_KEY: &str = "fuzz-key";
 
+/// Why a fuzzed reply was refused, as the tier's warning says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Rejected(pub String);
+
 /// Decodes `reply` as the `ActionResult` the action cache returned for
 /// [`FUZZ_KEY`] and rebuilds the entry from `blobs`, the server's answers to
 /// the digests the result needs, in the order vx asks for them. Returns the
 /// entry's size, or the reason as the tier's warning shows it.
-pub fn action_result(reply: &[u8], blobs: &[Vec<u8>]) -> Result<usize, String> {
+pub fn action_result(reply: &[u8], blobs: &[Vec<u8>]) -> Result<usize, Rejected> {
     let rebuilt = || {
         let result = re::ActionResult::decode(reply).map_err(|e| e.to_string())?;
         let needed = super::entry::needed(&result, true)?;
@@ -26,7 +31,7 @@ pub fn action_result(reply: &[u8], blobs: &[Vec<u8>]) -> Result<usize, String> {
             needed.iter().zip(blobs).map(|(d, b)| (d.hash.clone(), b.clone())).collect();
         super::entry::from_result(&CacheKey(FUZZ_KEY.to_string()), &result, &downloaded)
     };
-    rebuilt().map(|entry| entry.len()).map_err(|why| crate::error::one_line(&why))
+    rebuilt().map(|entry| entry.len()).map_err(|why| Rejected(crate::error::one_line(&why)))
 }
 
 /// Decodes `reply` as an output directory's `Tree` and lists its files.
@@ -35,9 +40,9 @@ pub fn action_result(reply: &[u8], blobs: &[Vec<u8>]) -> Result<usize, String> {
 /// pointed at a real child: the one its digest's `size_bytes` selects
 /// (children only at later ones, so every digest settles from the last
 /// child back). Any shape of tree, sharing included, is then reachable.
-pub fn tree(reply: &[u8]) -> Result<usize, String> {
+pub fn tree(reply: &[u8]) -> Result<usize, Rejected> {
     let f = DigestFn::Sha256;
-    let mut tree = re::Tree::decode(reply).map_err(|e| e.to_string())?;
+    let mut tree = re::Tree::decode(reply).map_err(|e| Rejected(e.to_string()))?;
     let n = tree.children.len();
     let mut digests = vec![re::Digest::default(); n];
     for i in (0..n).rev() {
@@ -56,7 +61,7 @@ pub fn tree(reply: &[u8]) -> Result<usize, String> {
             }
         }
     }
-    let (files, links) = tree_entries(f, &tree, "out").map_err(|e| e.to_string())?;
+    let (files, links) = tree_entries(f, &tree, "out").map_err(|e| Rejected(e.to_string()))?;
     Ok(files.len() + links.len())
 }
 

@@ -73,43 +73,48 @@ impl RunPath {
 /// A reader never sees half a file (a temporary file is renamed over it),
 /// but nothing is synced to disk: a report need not outlive a power cut,
 /// and an fsync would sit at the end of every run that asks for one.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, WriteFailed> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| WriteFailed(format!("could not create {}: {e}", dir.display())))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("could not write {}: {e}", path.display()));
+        return Err(WriteFailed(format!("could not write {}: {e}", path.display())));
     }
     Ok(path.to_path_buf())
 }
+
+/// Why a file about the run could not be written, as one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WriteFailed(pub String);
 
 /// A file about the run being written on a thread of its own: the summary,
 /// the profile and history's commit overlap at the end of the run instead
 /// of queueing on the engine's thread. [`Written::wait`] says where it went.
 #[derive(Debug, Default)]
-pub struct Written(Mutex<Option<std::thread::JoinHandle<Result<PathBuf, String>>>>);
+pub struct Written(Mutex<Option<std::thread::JoinHandle<Result<PathBuf, WriteFailed>>>>);
 
 impl Written {
     /// Serializes `doc` with `render` and writes it to `path`, off this thread.
     pub fn start(&self, path: PathBuf, doc: Value, render: fn(&Value) -> serde_json::Result<Vec<u8>>) {
         let write = move || {
-            let bytes = render(&doc).map_err(|e| e.to_string())?;
+            let bytes = render(&doc).map_err(|e| WriteFailed(e.to_string()))?;
             write_file(&path, &bytes)
         };
         let handle = std::thread::Builder::new().name("vx-run-file".into()).spawn(write);
-        let handle =
-            handle.unwrap_or_else(|e| std::thread::spawn(move || Err(format!("could not start a thread: {e}"))));
+        let handle = handle
+            .unwrap_or_else(|e| std::thread::spawn(move || Err(WriteFailed(format!("could not start a thread: {e}")))));
         *self.0.lock().expect("written lock poisoned") = Some(handle);
     }
 
     /// Where the file went, or why it could not be written; `None` when
     /// nothing was started (the run never finished).
-    pub fn wait(&self) -> Option<Result<PathBuf, String>> {
+    pub fn wait(&self) -> Option<Result<PathBuf, WriteFailed>> {
         let handle = self.0.lock().expect("written lock poisoned").take()?;
-        Some(handle.join().unwrap_or_else(|_| Err("its writer panicked".to_string())))
+        Some(handle.join().unwrap_or_else(|_| Err(WriteFailed("its writer panicked".to_string()))))
     }
 }
 

@@ -49,7 +49,7 @@ impl Controls {
 
     /// Types `bytes` into the task's terminal. An error says why it could
     /// not (the task ended, or it reads nothing and its terminal is full).
-    pub fn type_into(&self, task: &str, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) fn type_into(&self, task: &str, bytes: &[u8]) -> Result<(), String> {
         let mut inputs = self.inputs.lock().expect("inputs lock poisoned");
         let Some(pty) = inputs.get_mut(task) else {
             return Err(format!("{task} takes no input (it is not a running interactive task)"));

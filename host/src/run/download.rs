@@ -142,14 +142,14 @@ impl Pending {
     /// Fetches and restores the outputs of every pending task among
     /// `upstream`, on the calling (blocking) thread. `Err` names the first
     /// task whose outputs could not be had, and why.
-    pub fn fetch_all(&self, cache: &Cache, upstream: &[usize]) -> Result<(), String> {
+    pub(crate) fn fetch_all(&self, cache: &Cache, upstream: &[usize]) -> Result<(), String> {
         self.among(upstream).iter().try_for_each(|left| left.fetch(cache))
     }
 
     /// Fetches the outputs of each pending task among `upstream` one of
     /// whose outputs would be an input of `task` in `project_dir`, so that
     /// its key is computed from their bytes.
-    pub fn fetch_inputs(
+    pub(crate) fn fetch_inputs(
         &self,
         cache: &Cache,
         upstream: &[usize],

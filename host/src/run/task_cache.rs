@@ -237,7 +237,7 @@ impl CacheJob {
     /// Fetches and restores the outputs the task's dependencies left on the
     /// server (`--download`), before it executes; `Err` says whose could
     /// not be had.
-    pub async fn fetch_upstream(self: &Arc<Self>) -> Result<(), String> {
+    pub(crate) async fn fetch_upstream(self: &Arc<Self>) -> Result<(), String> {
         let job = self.clone();
         tokio::task::spawn_blocking(move || job.pending.fetch_all(&job.cache, &job.upstream))
             .await

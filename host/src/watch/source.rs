@@ -43,7 +43,7 @@ enum Change {
 /// watch of its own, and a directory made later gets one (with the files
 /// already written in it reported as changes) from a thread beside the
 /// watcher: the watcher's own callback must not call back into it.
-pub fn start(root: &Path) -> Result<(Source, mpsc::UnboundedReceiver<Vec<PathBuf>>), String> {
+pub(crate) fn start(root: &Path) -> Result<(Source, mpsc::UnboundedReceiver<Vec<PathBuf>>), String> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (dirs_tx, dirs_rx) = std::sync::mpsc::channel::<Change>();
     let events = tx.clone();

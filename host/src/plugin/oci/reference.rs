@@ -23,7 +23,7 @@ pub struct Reference {
 
 impl Reference {
     /// Parses `oci://…`; the error says what is wrong, in one line.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let rest = text.strip_prefix(SCHEME).ok_or_else(|| format!("`{text}` does not start with {SCHEME}"))?;
         let (registry, path) =
             rest.split_once('/').ok_or_else(|| format!("`{text}` has no repository after the registry"))?;
@@ -90,7 +90,7 @@ impl fmt::Display for Reference {
 }
 
 /// `sha256:` and 64 lowercase hex digits; other algorithms are refused.
-pub fn parse_digest(text: &str) -> Result<String, String> {
+pub(crate) fn parse_digest(text: &str) -> Result<String, String> {
     match text.strip_prefix("sha256:") {
         Some(hex) if hex.len() == 64 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')) => Ok(text.to_string()),
         _ => Err(format!("`{text}` is not a digest (`sha256:` and 64 lowercase hex digits)")),

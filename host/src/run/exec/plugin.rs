@@ -33,7 +33,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 /// Loads the executor plugin `name` once per session; later calls get the
 /// same plugin, or the same error.
-pub fn load(
+pub(crate) fn load(
     loaded: &Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
     root: &Path,
     settings: &BTreeMap<String, PluginSettings>,
@@ -69,7 +69,7 @@ pub fn identity(hash: &blake3::Hash, config_json: &str) -> String {
 
 /// [`identity`] of the plugin `name` from its file and settings, without
 /// loading it (for keys computed before a run: `--dry`, `vx why`).
-pub fn identity_unloaded(settings: &BTreeMap<String, PluginSettings>, name: &str) -> Result<String, String> {
+pub(crate) fn identity_unloaded(settings: &BTreeMap<String, PluginSettings>, name: &str) -> Result<String, String> {
     let Some(settings) = settings.get(name) else {
         return Err(format!(
             "executor `{name}` is not a plugin of this workspace; add it with `vx plugin add PATH --name {name}`"

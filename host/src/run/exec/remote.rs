@@ -46,7 +46,7 @@ pub struct RemoteJob {
 
 /// Remote execution's part of a task's key: where it runs matters only
 /// through the instance and the platform.
-pub fn identity(instance: &str, platform: &std::collections::BTreeMap<String, String>) -> String {
+pub(crate) fn identity(instance: &str, platform: &std::collections::BTreeMap<String, String>) -> String {
     let platform: Vec<String> = platform.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!("remote:{instance}:{}", platform.join(","))
 }
@@ -58,7 +58,7 @@ impl RemoteConnection {
 
     /// [`identity`] from `[remote]`, without connecting (the client takes
     /// its instance and platform from the same settings).
-    pub fn identity(&self) -> Result<String, String> {
+    pub(crate) fn identity(&self) -> Result<String, String> {
         let settings = self.settings.as_ref().ok_or_else(|| {
             "executor `remote` needs a [remote] table in the root vx.toml (endpoint = \"grpc://HOST:PORT\"); see docs/remote.md".to_string()
         })?;
@@ -84,7 +84,7 @@ impl RemoteConnection {
     }
 
     /// The remote job of `task`; an error says why it cannot run remotely.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         project: &Project,
         task: &Task,

@@ -11,14 +11,14 @@ pub fn reapi_action_result(data: &[u8]) {
     let Some((result, blobs)) = frames.split_first() else { return };
     let blobs: Vec<Vec<u8>> = blobs.iter().map(|b| b.to_vec()).collect();
     if let Err(e) = vx::fuzzing::action_result(result, &blobs) {
-        assert_one_line(&e);
+        assert_one_line(&e.to_string());
     }
 }
 
 /// Input: an encoded `Tree`.
 pub fn reapi_tree(data: &[u8]) {
     if let Err(e) = vx::fuzzing::tree(data) {
-        assert_one_line(&e);
+        assert_one_line(&e.to_string());
     }
 }
 

@@ -241,6 +241,29 @@ impl<'w> Shared<'w> {
     }
 }
 
+/// How a job ended before its command ran: a result to record (a hit, a
+/// lock that could not be taken), or one already settled (cancelled).
+enum Early {
+    Record(TaskResult, Option<KeyManifest>),
+    Done(JobResult),
+}
+
+/// A job holding its task's lock: when its duration counts from, what was
+/// begun (by a batch, or by `Job::lock`), and the lock, held to the end.
+struct Locked {
+    start: Instant,
+    begun: Option<Begun>,
+    cacheable_task: bool,
+    _lock: Option<TaskLock>,
+}
+
+/// A job's key, and whether its result may be stored.
+struct Looked {
+    keyed: Option<(CacheKey, KeyManifest)>,
+    cacheable: bool,
+    key_text: Option<String>,
+}
+
 impl Job {
     /// Runs the task (or restores it from the cache). Returns its node, its
     /// result and the manifest of its key, when it has one.
@@ -248,13 +271,34 @@ impl Job {
         if self.group {
             return self.settle_group().await;
         }
+        // Held until the job ends: the task's own lock (`locked._lock`).
+        let mut locked = match self.lock().await {
+            Ok(locked) => locked,
+            Err(early) => return self.end_early(early),
+        };
+        let looked = match self.look_up(&mut locked).await {
+            Ok(looked) => looked,
+            Err(early) => return self.end_early(early),
+        };
+        self.execute(locked.start, looked).await
+    }
+
+    fn end_early(self, early: Early) -> JobResult {
+        match early {
+            Early::Record(result, manifest) => self.record(result, manifest),
+            Early::Done(done) => done,
+        }
+    }
+
+    /// Takes the task's lock, beginning it (lock, key and lookup in one
+    /// trip to a blocking thread) unless a batch did, or waiting for the
+    /// lock when another vx holds it.
+    async fn lock(&mut self) -> Result<Locked, Early> {
         let made = self.begun.take().map(|b| *b);
         let a = &self.attempt;
         // A task a batch began may have waited since for a slot: that wait
         // is not part of its duration (history's p50s feed the ETAs).
         let mut start = Instant::now();
-        // Lock, key and lookup in one trip to a blocking thread (unless a
-        // batch made them already), unless another vx holds the task's lock.
         let cacheable_task = self.cache.as_ref().is_some_and(|c| c.task.cache);
         let mut begun = match (made, &self.cache, &a.persistent) {
             (Some(made), _, _) => Some(made),
@@ -276,7 +320,7 @@ impl Job {
             (None, None) => self.locking.is_some(),
             _ => false,
         };
-        let _lock: Option<TaskLock> = if wait {
+        let lock: Option<TaskLock> = if wait {
             match self.wait_for_own_lock().await {
                 Ok(lock) => {
                     // Waiting for another vx process to finish this task
@@ -288,7 +332,7 @@ impl Job {
                 Err(why) => {
                     let mut result = TaskResult::not_run(a.id.clone(), TaskStatus::Failed(why));
                     result.started = Some(start);
-                    return self.record(result, None);
+                    return Err(Early::Record(result, None));
                 }
             }
         } else {
@@ -297,9 +341,18 @@ impl Job {
         if a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
             // vx was stopped while this task waited for another process to
             // finish it: it must not start now, when nothing would stop it.
-            return (a.node, TaskResult::not_run(a.id.clone(), TaskStatus::Cancelled), None);
+            return Err(Early::Done((a.node, TaskResult::not_run(a.id.clone(), TaskStatus::Cancelled), None)));
         }
-        let keyed = match (&self.cache, &mut begun) {
+        Ok(Locked { start, begun, cacheable_task, _lock: lock })
+    }
+
+    /// The task's key and, when it is cacheable, its lookup: a hit ends
+    /// the job here; a miss says so and notes input globs that match no
+    /// file.
+    async fn look_up(&mut self, locked: &mut Locked) -> Result<Looked, Early> {
+        let a = &self.attempt;
+        let (start, begun) = (locked.start, &mut locked.begun);
+        let keyed = match (&self.cache, &mut *begun) {
             (Some(c), Some(b)) => c.begun_key(b, &a.id, &a.events),
             (Some(c), None) => c.compute_key(a.node, &a.id, &a.events).await,
             _ => None,
@@ -307,7 +360,7 @@ impl Job {
         if self.cache.is_some() {
             a.events.span(&a.id, Phase::Hash, start);
         }
-        let cacheable = cacheable_task && keyed.is_some();
+        let cacheable = locked.cacheable_task && keyed.is_some();
         let key_text = keyed.as_ref().map(|(k, _)| k.0.clone());
         if let (true, Some(c), Some((key, _))) = (cacheable, &self.cache, &keyed)
             && c.cache.reads()
@@ -318,7 +371,7 @@ impl Job {
             };
             if let Some(tier) = hit {
                 let result = hit_result(&a.id, start, tier, key_text);
-                return self.record(result, keyed.map(|(_, m)| m));
+                return Err(Early::Record(result, keyed.map(|(_, m)| m)));
             }
             a.events.emit(Event::CacheMiss { task: &a.id, key: &key.0 });
         }
@@ -329,6 +382,13 @@ impl Job {
                 a.events.note(&a.id, &format!("input glob `{glob}` matches no file"));
             }
         }
+        Ok(Looked { keyed, cacheable, key_text })
+    }
+
+    /// Runs the attempts of a task that missed (or has no key), stores a
+    /// success that may be cached, and records the result.
+    async fn execute(mut self, start: Instant, looked: Looked) -> JobResult {
+        let Looked { keyed, cacheable, key_text } = looked;
         // The log is kept for the cache and, for a task that ends, for the
         // report's log tail; a persistent task's would grow without end.
         self.attempt.keep_log = cacheable || self.attempt.persistent.is_none();

@@ -6,12 +6,27 @@
 //! partial index of the runs that executed (hits are not durations of the
 //! work).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use rusqlite::params;
 
 use super::rows::{Flakiness, FlakyTask, median, millis};
 use super::store::{History, HistoryError};
+
+/// The p50 duration in history of each task of `graph` that has one: the
+/// ETAs of the status line, the terminal UI and `--shard`'s balance.
+pub fn recorded_p50s(ws: &crate::config::Workspace, graph: &crate::graph::TaskGraph) -> HashMap<String, Duration> {
+    let Ok(history) = History::open(&crate::cache::state_dir(ws).join("history.db")) else { return HashMap::new() };
+    graph
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let id = n.id.to_string();
+            history.p50(&id).map(|d| (id, d))
+        })
+        .collect()
+}
 
 /// How many recent successful runs make a task's p50, and how many recent
 /// executions `--dry` counts flaky runs in.

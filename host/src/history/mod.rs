@@ -35,6 +35,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub use eta::recorded_p50s;
 pub(crate) use recorder::HistoryRecorder;
 pub use rows::{Flakiness, FlakyTask, Invocation, InvocationDetail};
 pub(crate) use rows::{RecordedTask, TaskPoint, millis};

@@ -11,7 +11,6 @@
 //! | `batch` | cached tasks begun a batch at a time, hits settled there |
 //! | `task_cache` | a task's key, lookup, restore and store |
 //! | `exec/` | the executor seam: local processes, plugins, REAPI |
-//! | `front` | the recorded durations the fronts' ETAs come from |
 //! | `keys`, `dry`, `eta` | `--dry`: keys for the whole plan, statuses, ETAs |
 //! | `dry_turbo` | `--dry=json --format turbo`: the plan in Turborepo's schema |
 //! | `task_lock` | one run of a task at a time across vx processes |
@@ -28,7 +27,6 @@ mod dry_turbo;
 mod engine;
 mod eta;
 mod exec;
-mod front;
 mod keys;
 mod lifecycle;
 mod locking;
@@ -50,7 +48,6 @@ pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
 pub use eta::{Prediction, predict};
 pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
-pub use front::recorded_p50s;
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;

@@ -57,7 +57,7 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
     let graph = plan_unsharded(ws, sel)?;
     check_broken(ws, &graph)?;
     let Some(shard) = sel.shard else { return Ok(graph) };
-    let p50s = super::recorded_p50s(ws, &graph);
+    let p50s = crate::history::recorded_p50s(ws, &graph);
     let roots = graph.shard_roots(shard, |n| p50s.get(&graph.nodes[n].id.to_string()).copied());
     let sharded = TaskGraph::build(ws, &roots)?;
     Ok(if sel.only { sharded.only_roots() } else { sharded })

@@ -73,7 +73,7 @@ fn status_line(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Option<S
     if !std::io::stdout().is_terminal() || std::env::var_os("CI").is_some() || graph.is_empty() {
         return None;
     }
-    Some(StatusLine::new(graph.len(), crate::run::recorded_p50s(ws, graph), opts.concurrency))
+    Some(StatusLine::new(graph.len(), crate::history::recorded_p50s(ws, graph), opts.concurrency))
 }
 
 /// The terminal UI, when the run shows one (`tui::wanted`).

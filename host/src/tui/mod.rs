@@ -79,7 +79,7 @@ impl Tui {
         concurrency: usize,
         title: String,
     ) -> std::io::Result<(Tui, Arc<Controls>)> {
-        let p50s = crate::run::recorded_p50s(ws, graph);
+        let p50s = crate::history::recorded_p50s(ws, graph);
         let planned = graph
             .topological_order()
             .into_iter()

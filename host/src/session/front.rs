@@ -59,7 +59,7 @@ impl Front {
 }
 
 /// The stream subscriber for a run of `graph`.
-pub fn terminal(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Terminal {
+fn terminal(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions) -> Terminal {
     let style = Style { enabled: opts.color };
     Terminal::new(style, opts.output_logs, opts.log_order)
         .with_prefix(opts.log_prefix)

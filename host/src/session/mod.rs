@@ -19,6 +19,6 @@ mod relay;
 mod report_sink;
 
 pub use consumers::RunSession;
-pub use front::{Front, terminal};
+pub use front::Front;
 pub use options::{FrontKind, SessionOptions, caller_dir};
 pub use relay::CycleRelay;

@@ -18,6 +18,20 @@ pub fn write_pids(path: &Path, pids: &[i32]) {
     std::fs::rename(&tmp, path).unwrap_or_else(|e| panic!("rename to {}: {e}", path.display()));
 }
 
+/// Appends `line` and a newline to the log at `path` in one `write`.
+/// Helpers and tasks share a log (the shell's `>>` is `O_APPEND` too);
+/// `writeln!` would write the pieces of its format one call each, so a
+/// task's line could land between `api` and ` ready`.
+pub fn append_line(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    file.write_all(format!("{line}\n").as_bytes()).unwrap_or_else(|e| panic!("append to {}: {e}", path.display()));
+}
+
 /// Sleeps out the rest of [`LIFETIME`], then exits 0.
 pub fn sleep_out() -> ! {
     std::thread::sleep(LIFETIME);

@@ -122,9 +122,7 @@ impl State {
 
     fn note(&self, line: &str) {
         if let Some(log) = &self.log {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("open the log");
-            writeln!(f, "{line}").expect("append to the log");
+            vx_tests::append_line(log, line);
         }
     }
 }

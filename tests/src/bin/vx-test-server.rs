@@ -7,10 +7,10 @@
 //! dependent that starts after readiness logs after it.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use vx_tests::{my_pid, sleep_out, write_pids};
+use vx_tests::{append_line, my_pid, sleep_out, write_pids};
 
 const USAGE: &str = "vx-test-server --pid-file F [--port N] [--delay-ms D] [--log F] [--name NAME] [--touch F]";
 
@@ -26,8 +26,7 @@ fn main() {
     let delay = value("--delay-ms").and_then(|d| d.parse().ok()).unwrap_or(0);
     std::thread::sleep(Duration::from_millis(delay));
     if let Some(log) = value("--log") {
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log).expect("open the log");
-        writeln!(file, "{name} ready").expect("append to the log");
+        append_line(Path::new(&log), &format!("{name} ready"));
     }
     if let Some(port) = value("--port") {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().expect("a port number")))

@@ -4,7 +4,6 @@
 //! with it, it catches SIGTERM and appends `TERM` to TERMFILE each time, so
 //! a test can see that the ladder's first step reached it.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -32,8 +31,7 @@ fn main() {
         if let Some(path) = &term_file
             && TERMED.swap(false, Ordering::SeqCst)
         {
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open TERMFILE");
-            writeln!(f, "TERM").expect("append to TERMFILE");
+            vx_tests::append_line(path, "TERM");
         }
     }
 }

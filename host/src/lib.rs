@@ -26,6 +26,7 @@
 //! | [`plugin`] | the wasm host: loading, grants, limits, calls; the adapters of each world; `vx plugin add` |
 //! | [`watch`]  | `vx watch`: file events, debouncing, re-running what a change affects |
 //! | [`lockfile`] | npm, pnpm, yarn and bun lockfiles as per-project dependency slices |
+//! | [`mcp`] | `vx mcp`: the Model Context Protocol server for coding agents |
 //! | [`paths`]  | lexical normalisation and the containment checks shared by cache, remote and worker |
 //! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
@@ -52,6 +53,7 @@ pub mod info;
 pub mod init;
 pub mod lock;
 pub mod lockfile;
+pub mod mcp;
 pub mod paths;
 pub mod plugin;
 pub mod prune;

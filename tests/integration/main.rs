@@ -34,6 +34,7 @@ mod history_retention;
 mod http_cache;
 mod info;
 mod init;
+mod mcp;
 mod monitor;
 mod npm_packages;
 mod npm_workspaces;

@@ -12,6 +12,7 @@ mod info;
 mod init;
 mod last;
 mod lock;
+mod mcp;
 mod pick;
 mod pipe;
 mod plugin_cmd;
@@ -64,6 +65,7 @@ enum Commands {
     Lock(lock::LockArgs),
     History(history::HistoryArgs),
     Dashboard(dashboard::DashboardArgs),
+    Mcp(mcp::McpArgs),
     Why(why::WhyArgs),
     Cache(cache_cmd::CacheArgs),
     Info(info::InfoArgs),
@@ -137,6 +139,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Plugin(a) => plugin_cmd::cmd_plugin(a, &cwd),
         Commands::Worker(a) => worker::cmd_worker(a),
         Commands::Dashboard(a) => dashboard::cmd_dashboard(a, &cwd),
+        Commands::Mcp(a) => mcp::cmd_mcp(a, &cwd),
         Commands::Prune(a) => prune::cmd_prune(a, &cwd),
         Commands::Guard { run_id } => Ok(crate::guard::guard_main(&run_id)),
     }

@@ -7,6 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::choice::{Format, choice};
+use crate::config::view::{project_json, project_names as names};
 use crate::config::{Project, Workspace, load_workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{Filter, reverse_deps};
@@ -68,48 +69,6 @@ pub fn cmd_show(args: ShowArgs, cwd: &Path) -> Result<u8> {
         }
     }
     Ok(0)
-}
-
-fn names(ws: &Workspace, ids: &[usize]) -> Vec<String> {
-    ids.iter().map(|&i| ws.projects[i].name.clone()).collect()
-}
-
-fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> serde_json::Value {
-    let tasks: serde_json::Map<String, serde_json::Value> = p
-        .tasks
-        .values()
-        .map(|t| {
-            let mut value = json!({
-                "command": (!t.is_group()).then(|| t.command.to_string()),
-                "depends_on": t.depends_on.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                "inputs": t.inputs,
-                "outputs": t.outputs,
-                "env": t.env,
-                "pass_env": t.pass_env,
-                "runtime": t.runtime,
-                "cache": t.cache,
-                "persistent": t.persistent,
-                "executor": t.executor.as_str(),
-            });
-            // Only a group carries the key, so existing consumers see no change.
-            if t.is_group() {
-                value["group"] = json!(true);
-            }
-            // Likewise only a described task carries `description`.
-            if let Some(description) = &t.description {
-                value["description"] = json!(description);
-            }
-            (t.name.clone(), value)
-        })
-        .collect();
-    json!({
-        "name": p.name,
-        "dir": p.rel_dir,
-        "dependencies": names(ws, &p.deps),
-        "dependents": names(ws, dependents),
-        "tags": p.tags,
-        "tasks": tasks,
-    })
 }
 
 fn project_text(ws: &Workspace, p: &Project, dependents: &[usize]) -> String {

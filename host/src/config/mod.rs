@@ -12,7 +12,8 @@
 //! own (configuration files, other projects, another unordered task's
 //! outputs), deciding glob overlaps exactly with `overlap`. `native`
 //! reads a Turborepo configuration (no root `vx.toml`) as configuration,
-//! through `vx init`'s translation.
+//! through `vx init`'s translation. `view` is the JSON of projects and tasks
+//! that `vx show` and `vx mcp` share.
 
 mod diag;
 mod discover;
@@ -35,6 +36,7 @@ mod schedule;
 mod schema;
 mod settings;
 mod task;
+pub mod view;
 
 pub use diag::nearest;
 pub use discover::{expand_project_globs, find_root};

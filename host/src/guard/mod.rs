@@ -15,6 +15,7 @@
 //! `clippy.toml` forbids spawning or signalling anywhere else.
 
 mod cgroup;
+mod child;
 mod escape;
 mod groups;
 mod ladder;
@@ -28,6 +29,7 @@ mod usage;
 mod watchdog;
 
 pub use cgroup::{TaskCgroup, describe as containment};
+pub use child::VxChild;
 pub use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
 pub use ladder::{grace_period, group_alive, group_signalable, hurry, pid_alive, signal_group, stop_group, stop_pids};

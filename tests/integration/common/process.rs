@@ -108,6 +108,13 @@ impl VxCommand {
         VxCommand { cmd, ignore_sighup: self.ignore_sighup }
     }
 
+    /// Gives vx a pipe for standard input ([`Running::take_stdin`]): a
+    /// protocol spoken on it (`vx mcp`).
+    pub fn piped_stdin(mut self) -> VxCommand {
+        self.cmd.stdin(Stdio::piped());
+        self
+    }
+
     /// Starts vx with SIGHUP ignored, as `nohup` does.
     pub fn ignore_sighup(mut self) -> VxCommand {
         self.ignore_sighup = true;
@@ -189,6 +196,12 @@ impl Running {
     /// what a terminal does on Ctrl-C.
     pub fn signal_group(&self, signal: Signal) {
         send(-self.pid(), signal);
+    }
+
+    /// The write end of vx's standard input, once (see
+    /// [`VxCommand::piped_stdin`]); dropping it closes vx's input.
+    pub fn take_stdin(&mut self) -> std::process::ChildStdin {
+        self.child.stdin.take().expect("started with piped_stdin")
     }
 
     /// Everything vx wrote so far.

@@ -1,0 +1,85 @@
+//! The tools answered by a child `vx` with JSON output: the same command a
+//! user would type, so an agent and a person always see one truth (the
+//! key, the plan, the history), and none of it is computed twice.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::params::{AffectedParams, RunsParams, SelectionParams, TaskParams, task_args};
+use crate::guard::VxChild;
+
+/// The most runs `last_runs` returns.
+const MAX_RUNS: u32 = 200;
+
+/// Runs `vx ARGS` under `root` and parses its standard output as JSON; an
+/// error is vx's own one-line message.
+pub async fn vx_json(root: &Path, args: &[String]) -> Result<Value, String> {
+    let out = VxChild::output(root, args).await.map_err(|e| format!("could not start vx: {e}"))?;
+    if !out.success {
+        let message = out.stderr.lines().find(|l| l.starts_with("vx: error:")).or_else(|| out.stderr.lines().last());
+        return Err(message.unwrap_or("vx failed without a message").trim_start_matches("vx: error: ").to_string());
+    }
+    serde_json::from_str(&out.stdout).map_err(|e| format!("vx printed no JSON ({e})"))
+}
+
+/// `show_task`: one task as the plan resolves it: its command (with the
+/// workspace's settings applied), dependencies, declarations, cache key and
+/// whether that key is cached.
+pub async fn show_task(root: &Path, params: &TaskParams) -> Result<Value, String> {
+    let mut args = vec!["run".to_string()];
+    args.extend(task_args(std::slice::from_ref(&params.task))?);
+    // Not `--only`: the plan's `dependencies` are the tasks it waits for
+    // in the plan, and those are planned only with it.
+    args.push("--dry=json".into());
+    let plan = vx_json(root, &args).await?;
+    let tasks = plan["tasks"].as_array().cloned().unwrap_or_default();
+    let mut named = tasks.iter().filter(|t| t["id"] == params.task.as_str() || t["task"] == params.task.as_str());
+    match (named.next(), named.next()) {
+        (Some(task), None) => Ok(task.clone()),
+        (Some(_), Some(_)) => {
+            Err(format!("`{}` names a task in several projects: name one as `project#task`", params.task))
+        }
+        (None, _) => Err(format!("`{}` selects no task", params.task)),
+    }
+}
+
+/// `why`: why the task would run or be a hit (`vx why --format json`).
+pub async fn why(root: &Path, params: &TaskParams) -> Result<Value, String> {
+    let mut args = vec!["why".to_string()];
+    args.extend(task_args(std::slice::from_ref(&params.task))?);
+    args.push("--format=json".into());
+    vx_json(root, &args).await
+}
+
+/// `last_runs`: the newest runs with their outcomes (`vx history`).
+pub async fn last_runs(root: &Path, params: &RunsParams) -> Result<Value, String> {
+    let limit = params.limit.unwrap_or(10).clamp(1, MAX_RUNS);
+    vx_json(root, &["history".into(), "--format=json".into(), format!("--limit={limit}")]).await
+}
+
+/// `plan`: what `vx run` would do (`--dry=json`).
+pub async fn plan(root: &Path, params: &SelectionParams) -> Result<Value, String> {
+    let mut args = params.run_args()?;
+    args.push("--dry=json".into());
+    vx_json(root, &args).await
+}
+
+/// `affected`: the tasks a change selects, each with the reason.
+pub async fn affected(root: &Path, params: &AffectedParams) -> Result<Value, String> {
+    let mut args = vec!["run".to_string()];
+    args.extend(task_args(&params.tasks)?);
+    args.push(match params.base.as_deref() {
+        None | Some("") => "--affected".into(),
+        Some(rev) => format!("--affected={rev}"),
+    });
+    args.push("--dry=json".into());
+    let plan = vx_json(root, &args).await?;
+    let tasks: Vec<Value> = plan["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| json!({ "id": t["id"], "reason": t.get("reason").cloned().unwrap_or(Value::Null) }))
+        .collect();
+    Ok(json!({ "base": params.base, "tasks": tasks }))
+}

@@ -1,0 +1,38 @@
+//! `vx mcp`: a Model Context Protocol server over stdio, for coding agents.
+//!
+//! It answers what an agent asks a task runner: which projects and tasks
+//! exist (`listing`, in this process), what a task runs and what its key
+//! is, what a change affects and why, what `vx run` would do, what ran
+//! lately and what failed (`answers`, each a child `vx` with JSON output,
+//! so agent and person see one truth), a failed task's whole log
+//! (`failed`, from history), and, only when started with `--allow-run`,
+//! runs tasks and returns the result as data (`run_tool`). The docs an
+//! agent needs are resources (`docs`). The protocol is rmcp's, the
+//! official Rust SDK. Standard output is the protocol's channel: nothing
+//! else may print there.
+
+mod answers;
+mod docs;
+mod listing;
+mod params;
+mod run_tool;
+mod server;
+
+use std::path::PathBuf;
+
+use rmcp::ServiceExt;
+
+use crate::error::{Error, Result};
+pub use server::VxServer;
+
+/// Serves the workspace at `root` on stdin and stdout until the client
+/// closes them.
+pub async fn serve(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> Result<()> {
+    let server = VxServer::new(root, state_dir, allow_run);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::usage(format!("the MCP client did not start a session: {e}")))?;
+    running.waiting().await.map_err(|e| Error::internal(format!("the MCP session ended badly: {e}")))?;
+    Ok(())
+}

@@ -14,7 +14,7 @@ const MAX_RUNS: u32 = 200;
 
 /// Runs `vx ARGS` under `root` and parses its standard output as JSON; an
 /// error is vx's own one-line message.
-pub async fn vx_json(root: &Path, args: &[String]) -> Result<Value, String> {
+pub(super) async fn vx_json(root: &Path, args: &[String]) -> Result<Value, String> {
     let out = VxChild::output(root, args).await.map_err(|e| format!("could not start vx: {e}"))?;
     if !out.success {
         let message = out.stderr.lines().find(|l| l.starts_with("vx: error:")).or_else(|| out.stderr.lines().last());
@@ -26,7 +26,7 @@ pub async fn vx_json(root: &Path, args: &[String]) -> Result<Value, String> {
 /// `show_task`: one task as the plan resolves it: its command (with the
 /// workspace's settings applied), dependencies, declarations, cache key and
 /// whether that key is cached.
-pub async fn show_task(root: &Path, params: &TaskParams) -> Result<Value, String> {
+pub(super) async fn show_task(root: &Path, params: &TaskParams) -> Result<Value, String> {
     let mut args = vec!["run".to_string()];
     args.extend(task_args(std::slice::from_ref(&params.task))?);
     // Not `--only`: the plan's `dependencies` are the tasks it waits for
@@ -45,7 +45,7 @@ pub async fn show_task(root: &Path, params: &TaskParams) -> Result<Value, String
 }
 
 /// `why`: why the task would run or be a hit (`vx why --format json`).
-pub async fn why(root: &Path, params: &TaskParams) -> Result<Value, String> {
+pub(super) async fn why(root: &Path, params: &TaskParams) -> Result<Value, String> {
     let mut args = vec!["why".to_string()];
     args.extend(task_args(std::slice::from_ref(&params.task))?);
     args.push("--format=json".into());
@@ -53,20 +53,20 @@ pub async fn why(root: &Path, params: &TaskParams) -> Result<Value, String> {
 }
 
 /// `last_runs`: the newest runs with their outcomes (`vx history`).
-pub async fn last_runs(root: &Path, params: &RunsParams) -> Result<Value, String> {
+pub(super) async fn last_runs(root: &Path, params: &RunsParams) -> Result<Value, String> {
     let limit = params.limit.unwrap_or(10).clamp(1, MAX_RUNS);
     vx_json(root, &["history".into(), "--format=json".into(), format!("--limit={limit}")]).await
 }
 
 /// `plan`: what `vx run` would do (`--dry=json`).
-pub async fn plan(root: &Path, params: &SelectionParams) -> Result<Value, String> {
+pub(super) async fn plan(root: &Path, params: &SelectionParams) -> Result<Value, String> {
     let mut args = params.run_args()?;
     args.push("--dry=json".into());
     vx_json(root, &args).await
 }
 
 /// `affected`: the tasks a change selects, each with the reason.
-pub async fn affected(root: &Path, params: &AffectedParams) -> Result<Value, String> {
+pub(super) async fn affected(root: &Path, params: &AffectedParams) -> Result<Value, String> {
     let mut args = vec!["run".to_string()];
     args.extend(task_args(&params.tasks)?);
     args.push(match params.base.as_deref() {

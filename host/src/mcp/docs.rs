@@ -4,16 +4,16 @@
 
 /// One page: its URI, name, what it is for, media type and text.
 #[derive(Debug)]
-pub struct Page {
-    pub uri: &'static str,
-    pub name: &'static str,
-    pub description: &'static str,
-    pub mime: &'static str,
-    pub text: &'static str,
+pub(super) struct Page {
+    pub(super) uri: &'static str,
+    pub(super) name: &'static str,
+    pub(super) description: &'static str,
+    pub(super) mime: &'static str,
+    pub(super) text: &'static str,
 }
 
 /// Every page, in the order a client lists them.
-pub const PAGES: &[Page] = &[
+pub(super) const PAGES: &[Page] = &[
     Page {
         uri: "vx://docs/agents",
         name: "agents",
@@ -52,6 +52,6 @@ pub const PAGES: &[Page] = &[
 ];
 
 /// The page at `uri`.
-pub fn page(uri: &str) -> Option<&'static Page> {
+pub(super) fn page(uri: &str) -> Option<&'static Page> {
     PAGES.iter().find(|p| p.uri == uri)
 }

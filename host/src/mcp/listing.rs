@@ -15,7 +15,7 @@ use crate::run::{Selection, select_projects};
 
 /// The selected projects: with `detail`, each task in full (as `vx show
 /// --format json`); without, each task's name and description.
-pub fn list_projects(root: &Path, params: &ProjectsParams) -> Result<Value> {
+pub(super) fn list_projects(root: &Path, params: &ProjectsParams) -> Result<Value> {
     let ws = load_workspace(root)?;
     let filters = params.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
     let sel = Selection { filters, all: true, cwd: ws.root.clone(), ..Selection::default() };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 /// `list_projects`: which projects.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct ProjectsParams {
+pub(super) struct ProjectsParams {
     /// Project filters as `vx run --filter` takes them: `web`, `@org/*`,
     /// `./apps/*`, `web...` (with its dependencies), `...ui` (with its
     /// dependents), `tag:scope:*`, `!name`. Every project when empty.
@@ -24,14 +24,14 @@ pub struct ProjectsParams {
 
 /// A tool about one task.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TaskParams {
+pub(super) struct TaskParams {
     /// The task, as `project#task` (for example `web#build`).
     pub task: String,
 }
 
 /// `last_runs`: how many.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct RunsParams {
+pub(super) struct RunsParams {
     /// How many runs, newest first (default 10, at most 200).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -39,7 +39,7 @@ pub struct RunsParams {
 
 /// `affected`: what a change selects.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AffectedParams {
+pub(super) struct AffectedParams {
     /// The tasks to consider (`build`, `test`, `web#lint`).
     pub tasks: Vec<String>,
     /// The git revision to compare with; the merge base with main (else
@@ -50,7 +50,7 @@ pub struct AffectedParams {
 
 /// What `plan` and `run_tasks` select, as `vx run` selects it.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct SelectionParams {
+pub(super) struct SelectionParams {
     /// The tasks: `build` (in every selected project) or `web#build`.
     pub tasks: Vec<String>,
     /// Project filters as `vx run --filter` takes them.
@@ -71,7 +71,7 @@ pub struct SelectionParams {
 impl SelectionParams {
     /// `vx run`'s arguments for this selection (without `--dry` and the
     /// like), or why a value is refused.
-    pub fn run_args(&self) -> Result<Vec<String>, String> {
+    pub(super) fn run_args(&self) -> Result<Vec<String>, String> {
         if self.tasks.is_empty() {
             return Err("name at least one task, e.g. `build` or `web#build`".into());
         }
@@ -93,7 +93,7 @@ impl SelectionParams {
 
 /// Task names as positional arguments; one that would read as a flag is
 /// refused.
-pub fn task_args(tasks: &[String]) -> Result<Vec<String>, String> {
+pub(super) fn task_args(tasks: &[String]) -> Result<Vec<String>, String> {
     match tasks.iter().find(|t| t.starts_with('-') || t.trim().is_empty()) {
         Some(bad) => Err(format!("`{bad}` is not a task name: name tasks as `build` or `web#build`")),
         None => Ok(tasks.to_vec()),

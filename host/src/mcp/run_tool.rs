@@ -21,14 +21,14 @@ use super::params::SelectionParams;
 use crate::guard::VxChild;
 
 /// How many runs' logs `.vx/mcp/runs/` keeps.
-pub const KEEP_RUNS: usize = 20;
+pub(super) const KEEP_RUNS: usize = 20;
 
 /// How many of a task's last lines the answer carries.
 const TAIL_LINES: usize = 40;
 
 /// Runs the selection; the per-task result, or vx's own error when the run
 /// could not start (a bad task name, a broken configuration).
-pub async fn run_tasks(root: &Path, state_dir: &Path, params: &SelectionParams) -> Result<Value, String> {
+pub(super) async fn run_tasks(root: &Path, state_dir: &Path, params: &SelectionParams) -> Result<Value, String> {
     let runs = state_dir.join("mcp").join("runs");
     let dir = new_run_dir(&runs).map_err(|e| format!("could not make a directory under {}: {e}", runs.display()))?;
     let summary_file = dir.join("summary.json");

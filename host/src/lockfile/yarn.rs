@@ -61,75 +61,92 @@ fn parse_berry(text: &str) -> Result<(LockfileFormat, DepGraph), Problem> {
     if !BERRY_VERSIONS.contains(&version) {
         return Err(Problem::unsupported(format!("berry lockfile version {version}")));
     }
-
-    let mut graph = GraphBuilder::default();
-    let mut by_descriptor: HashMap<String, Target> = HashMap::new();
-    let mut workspaces = Vec::new();
-    let mut packages = Vec::new();
+    let mut berry = Berry::default();
     for (key, entry) in &entries {
-        let resolution = entry
-            .resolution
-            .as_deref()
-            .ok_or_else(|| Problem::malformed(format!("entry \"{key}\" has no resolution")))?;
+        berry.index(key, entry)?;
+    }
+    Ok((LockfileFormat::YarnBerry(version), berry.link()))
+}
+
+/// A berry lockfile being read: packages as graph nodes, every descriptor
+/// that names one, and the workspaces, linked once all are indexed.
+#[derive(Default)]
+struct Berry<'a> {
+    graph: GraphBuilder,
+    by_descriptor: HashMap<String, Target>,
+    workspaces: Vec<(&'a str, &'a Entry)>,
+    packages: Vec<(usize, &'a Entry)>,
+}
+
+impl<'a> Berry<'a> {
+    /// Indexes one entry: a package node or a workspace, under each of the
+    /// descriptors its key lists.
+    fn index(&mut self, key: &str, entry: &'a Entry) -> Result<(), Problem> {
+        let resolution =
+            entry.resolution.as_deref().ok_or_else(|| Problem::malformed(format!("entry \"{key}\" has no resolution")))?;
         let target = match resolution.split_once("@workspace:") {
             Some((_, dir)) => {
-                workspaces.push((dir, entry));
+                self.workspaces.push((dir, entry));
                 Target::Workspace
             }
             None => {
-                let node = graph.add_package(ResolvedDep {
+                let node = self.graph.add_package(ResolvedDep {
                     name: descriptor_name(resolution).to_string(),
                     version: entry.version.clone().unwrap_or_default().0,
                     integrity: Integrity::from_parts(entry.checksum.as_ref().map(|c| c.0.as_str()), Some(resolution)),
                 });
-                packages.push((node, entry));
+                self.packages.push((node, entry));
                 Target::Node(node)
             }
         };
         for descriptor in key.split(", ") {
-            by_descriptor.insert(descriptor.trim().to_string(), target);
+            self.by_descriptor.insert(descriptor.trim().to_string(), target);
             // `file:` and `portal:` descriptors are bound to the workspace
             // that wrote them: `x@file:../x.tgz::locator=web%40workspace%3Aapps%2Fweb`.
             if let Some((bare, locator)) = descriptor.trim().split_once("::locator=") {
-                by_descriptor.insert(format!("{bare}::locator={}", percent_decode(locator)), target);
+                self.by_descriptor.insert(format!("{bare}::locator={}", percent_decode(locator)), target);
             }
         }
+        Ok(())
     }
-    let lookup = |name: &str, range: &str| {
-        by_descriptor
+
+    /// What `name@range` resolves to (with or without the `npm:` protocol).
+    fn lookup(&self, name: &str, range: &str) -> Option<Target> {
+        self.by_descriptor
             .get(format!("{name}@{range}").as_str())
-            .or_else(|| by_descriptor.get(format!("{name}@npm:{range}").as_str()))
+            .or_else(|| self.by_descriptor.get(format!("{name}@npm:{range}").as_str()))
             .copied()
-    };
-    let resolve = |name: &str, range: &str| match lookup(name, range) {
-        Some(Target::Node(node)) => Some(node),
-        Some(Target::Workspace) | None => None,
-    };
-    for (from, entry) in packages {
-        for (name, range) in &entry.dependencies {
-            if let Some(to) = resolve(name, &range.0) {
-                graph.add_edge(from, to);
+    }
+
+    /// The graph: each package's edges, then each workspace's direct
+    /// dependencies (marked unresolved when one is missing).
+    fn link(mut self) -> DepGraph {
+        for (from, entry) in std::mem::take(&mut self.packages) {
+            for (name, range) in &entry.dependencies {
+                if let Some(Target::Node(to)) = self.lookup(name, &range.0) {
+                    self.graph.add_edge(from, to);
+                }
             }
         }
-    }
-    for (dir, entry) in workspaces {
-        let locator = entry.resolution.as_deref().unwrap_or_default();
-        let mut direct = Vec::new();
-        let mut complete = true;
-        for (name, range) in &entry.dependencies {
-            let bound = format!("{name}@{}::locator={locator}", range.0);
-            match lookup(name, &range.0).or_else(|| by_descriptor.get(&bound).copied()) {
-                Some(Target::Node(node)) => direct.push(node),
-                Some(Target::Workspace) => {}
-                None => complete = false,
+        for (dir, entry) in std::mem::take(&mut self.workspaces) {
+            let locator = entry.resolution.as_deref().unwrap_or_default();
+            let mut direct = Vec::new();
+            let mut complete = true;
+            for (name, range) in &entry.dependencies {
+                let bound = format!("{name}@{}::locator={locator}", range.0);
+                match self.lookup(name, &range.0).or_else(|| self.by_descriptor.get(&bound).copied()) {
+                    Some(Target::Node(node)) => direct.push(node),
+                    Some(Target::Workspace) => {}
+                    None => complete = false,
+                }
+            }
+            self.graph.add_project(dir, direct);
+            if !complete {
+                self.graph.mark_unresolved(dir);
             }
         }
-        graph.add_project(dir, direct);
-        if !complete {
-            graph.mark_unresolved(dir);
-        }
+        self.graph.build()
     }
-    Ok((LockfileFormat::YarnBerry(version), graph.build()))
 }
 
 /// `%40` → `@`, as yarn writes a locator into a descriptor (an invalid

@@ -314,6 +314,89 @@ impl Walk<'_> {
 
     /// Lists one directory: files that pass the filter go to `out`, the
     /// directories to enter to `queue`. Returns the number of entries.
+    /// The ignore chain for `job`'s entries: with the directory's own
+    /// `.gitignore` and `.ignore` added (and what each says of the
+    /// directory itself), unless the chain already holds them.
+    fn own_ignore_files(
+        &self,
+        job: &DirJob,
+        entries: &[(std::fs::DirEntry, std::ffi::OsString)],
+    ) -> (Arc<Vec<Gitignore>>, Arc<Vec<Verdict>>) {
+        if !self.respect_ignore || job.own_read {
+            return (job.chain.clone(), job.verdicts.clone());
+        }
+        let has = |name: &str| entries.iter().any(|(_, n)| n == name);
+        let own: Vec<Gitignore> = [".gitignore", ".ignore"]
+            .into_iter()
+            .filter(|name| has(name))
+            .filter_map(|name| ignore_file(&job.dir, &job.dir.join(name)))
+            .collect();
+        let mut verdicts = job.verdicts.clone();
+        if !own.is_empty() {
+            let mut longer = Vec::clone(&verdicts);
+            longer.extend(own.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&job.dir, true))));
+            verdicts = Arc::new(longer);
+        }
+        (chained(&job.chain, own), verdicts)
+    }
+
+    /// `None` when the ignore chain ignores `path`; else, for a directory,
+    /// the verdicts its entries inherit (`Some(None)`: its parent's).
+    /// Each ignore file's own match, else what it said of the parent:
+    /// `matched_path_or_any_parents` without matching every parent again
+    /// for every file.
+    fn not_ignored(
+        &self,
+        path: &Path,
+        is_dir: bool,
+        chain: &[Gitignore],
+        verdicts: &[Verdict],
+    ) -> Option<Option<Arc<Vec<Verdict>>>> {
+        if !self.respect_ignore {
+            return Some(None);
+        }
+        let says = |(gi, up): (&Gitignore, &Verdict)| verdict(gi.matched(path, is_dir)).or(*up);
+        if is_dir {
+            let own: Vec<Verdict> = chain.iter().zip(verdicts.iter()).map(says).collect();
+            let ignored = own.iter().rev().find_map(|v| *v).unwrap_or(false);
+            (!ignored).then(|| Some(Arc::new(own)))
+        } else {
+            let ignored = chain.iter().zip(verdicts.iter()).rev().find_map(says).unwrap_or(false);
+            (!ignored).then_some(None)
+        }
+    }
+
+    /// Queues the directory `sub` (met in `parent`) for walking; `link` is
+    /// what it leads to when it is a followed link. A link that loops is
+    /// listed as what it is, a directory, so hashing it fails with a line
+    /// naming the loop.
+    fn descend(
+        &self,
+        parent: &Path,
+        mut sub: DirJob,
+        link: Option<&std::fs::Metadata>,
+        out: &mut Vec<FileRef>,
+        queue: &mut Vec<DirJob>,
+    ) {
+        if let Some(meta) = link {
+            if link_loop(parent, &sub.dir, &sub.followed).is_some() {
+                if self.filter.matches(sub.rel.get(self.skip..).unwrap_or_default()) {
+                    out.push(FileRef {
+                        rel: sub.rel,
+                        abs: sub.dir,
+                        stat: Some(FileStat::of(meta)),
+                        via_link: sub.via_link,
+                    });
+                }
+                return;
+            }
+            let mut longer = Vec::clone(&sub.followed);
+            longer.extend(sub.dir.canonicalize());
+            sub.followed = Arc::new(longer);
+        }
+        queue.push(sub);
+    }
+
     fn read_dir(&self, job: DirJob, out: &mut Vec<FileRef>, queue: &mut Vec<DirJob>) -> usize {
         let Ok(entries) = std::fs::read_dir(&job.dir) else { return 0 };
         // Each name taken once: `DirEntry::file_name` copies it.
@@ -324,21 +407,7 @@ impl Walk<'_> {
                 (e, name)
             })
             .collect();
-        let (mut chain, mut verdicts) = (job.chain, job.verdicts);
-        if self.respect_ignore && !job.own_read {
-            let has = |name: &str| entries.iter().any(|(_, n)| n == name);
-            let own: Vec<Gitignore> = [".gitignore", ".ignore"]
-                .into_iter()
-                .filter(|name| has(name))
-                .filter_map(|name| ignore_file(&job.dir, &job.dir.join(name)))
-                .collect();
-            if !own.is_empty() {
-                let mut longer = Vec::clone(&verdicts);
-                longer.extend(own.iter().map(|gi| verdict(gi.matched_path_or_any_parents(&job.dir, true))));
-                verdicts = Arc::new(longer);
-            }
-            chain = chained(&chain, own);
-        }
+        let (chain, verdicts) = self.own_ignore_files(&job, &entries);
         for (entry, name) in &entries {
             let Ok(kind) = entry.file_type() else { continue };
             // A link is followed for inputs: what the task reads through it
@@ -358,22 +427,7 @@ impl Walk<'_> {
             if is_dir && self.skip_dirs.contains(&path) {
                 continue;
             }
-            let mut below = None;
-            if self.respect_ignore {
-                // Each ignore file's own match, else what it said of this
-                // directory: `matched_path_or_any_parents` without matching
-                // every parent again for every file.
-                let says = |(gi, up): (&Gitignore, &Verdict)| verdict(gi.matched(&path, is_dir)).or(*up);
-                if is_dir {
-                    let own: Vec<Verdict> = chain.iter().zip(verdicts.iter()).map(says).collect();
-                    if own.iter().rev().find_map(|v| *v).unwrap_or(false) {
-                        continue;
-                    }
-                    below = Some(Arc::new(own));
-                } else if chain.iter().zip(verdicts.iter()).rev().find_map(says).unwrap_or(false) {
-                    continue;
-                }
-            }
+            let Some(below) = self.not_ignored(&path, is_dir, &chain, &verdicts) else { continue };
             // Built from the directory's own name rather than cut from the
             // path: `Path::strip_prefix` compares component by component,
             // once per file of a tree of 100,000.
@@ -381,28 +435,18 @@ impl Walk<'_> {
             let name = if name.contains('\\') { name.replace('\\', "/").into() } else { name };
             let rel = join_rel(&job.rel, &name);
             if is_dir {
-                let mut chain_of_links = job.followed.clone();
-                if let Some(meta) = followed.as_ref().filter(|_| kind.is_symlink()) {
-                    match link_loop(&job.dir, &path, &job.followed) {
-                        // Listed as what it is, a directory: hashing it
-                        // fails with a line naming the loop.
-                        Some(()) => {
-                            if self.filter.matches(rel.get(self.skip..).unwrap_or_default()) {
-                                out.push(FileRef { rel, abs: path, stat: Some(FileStat::of(meta)), via_link });
-                            }
-                            continue;
-                        }
-                        None => {
-                            let mut longer = Vec::clone(&job.followed);
-                            longer.extend(path.canonicalize());
-                            chain_of_links = Arc::new(longer);
-                        }
-                    }
-                }
+                let link = followed.as_ref().filter(|_| kind.is_symlink());
                 let verdicts = below.unwrap_or_else(|| verdicts.clone());
-                let own_read = false;
-                let (chain, followed) = (chain.clone(), chain_of_links);
-                queue.push(DirJob { dir: path, rel, chain, verdicts, own_read, via_link, followed });
+                let sub = DirJob {
+                    dir: path,
+                    rel,
+                    chain: chain.clone(),
+                    verdicts,
+                    own_read: false,
+                    via_link,
+                    followed: job.followed.clone(),
+                };
+                self.descend(&job.dir, sub, link, out, queue);
                 continue;
             }
             if !self.filter.matches(rel.get(self.skip..).unwrap_or_default()) {

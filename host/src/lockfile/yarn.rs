@@ -82,8 +82,10 @@ impl<'a> Berry<'a> {
     /// Indexes one entry: a package node or a workspace, under each of the
     /// descriptors its key lists.
     fn index(&mut self, key: &str, entry: &'a Entry) -> Result<(), Problem> {
-        let resolution =
-            entry.resolution.as_deref().ok_or_else(|| Problem::malformed(format!("entry \"{key}\" has no resolution")))?;
+        let resolution = entry
+            .resolution
+            .as_deref()
+            .ok_or_else(|| Problem::malformed(format!("entry \"{key}\" has no resolution")))?;
         let target = match resolution.split_once("@workspace:") {
             Some((_, dir)) => {
                 self.workspaces.push((dir, entry));

@@ -201,52 +201,20 @@ pub struct KeyInputs<'a> {
 }
 
 impl KeyInputs<'_> {
+    /// The key, and the manifest that says what went into it (`vx why`
+    /// compares two). The order of the fields hashed is the key's schema:
+    /// changing it changes every key, so it goes with [`SCHEMA_VERSION`].
     pub fn compute(&self, env_secret: &[u8; 32]) -> (CacheKey, KeyManifest) {
         let mut h = KeyHasher::new();
         h.update(b"vx-cache-key\0");
         h.update(&SCHEMA_VERSION.to_le_bytes());
         field(&mut h, self.task.as_bytes());
-        match self.command {
-            Command::Shell(s) => {
-                field(&mut h, b"sh");
-                field(&mut h, s.as_bytes());
-            }
-            Command::Argv(argv) => {
-                field(&mut h, b"argv");
-                h.update(&(argv.len() as u64).to_le_bytes());
-                for a in argv {
-                    field(&mut h, a.as_bytes());
-                }
-            }
-        }
+        self.hash_command(&mut h);
         field(&mut h, self.executor.as_bytes());
         field(&mut h, self.executor_config.as_bytes());
         field(&mut h, self.env_mode.as_bytes());
-        let mut env = Vec::with_capacity(self.env.len());
-        field(&mut h, b"env");
-        h.update(&(self.env.len() as u64).to_le_bytes());
-        for (name, value) in self.env {
-            field(&mut h, name.as_bytes());
-            match value {
-                Some(v) => {
-                    field(&mut h, b"=");
-                    field(&mut h, v.as_bytes());
-                }
-                None => field(&mut h, b"unset"),
-            }
-            let digest =
-                value.as_ref().map(|v| blake3::keyed_hash(env_secret, v.as_bytes()).to_hex()[..16].to_string());
-            env.push(EnvEntry { name: name.clone(), set: value.is_some(), digest: digest.unwrap_or_default() });
-        }
-        field(&mut h, b"runtime");
-        h.update(&(self.runtime.len() as u64).to_le_bytes());
-        let mut runtime = Vec::with_capacity(self.runtime.len());
-        for (command, output) in self.runtime {
-            field(&mut h, command.as_bytes());
-            field(&mut h, output);
-            let digest = blake3::keyed_hash(env_secret, output).to_hex()[..16].to_string();
-            runtime.push(RuntimeEntry { command: command.clone(), digest });
-        }
+        let env = self.hash_env(&mut h, env_secret);
+        let runtime = self.hash_runtime(&mut h, env_secret);
         for (tag, list) in [(&b"files"[..], &self.files[..]), (&b"global"[..], self.global)] {
             field(&mut h, tag);
             h.update(&(list.len() as u64).to_le_bytes());
@@ -261,30 +229,8 @@ impl KeyInputs<'_> {
             field(&mut h, id.as_bytes());
             field(&mut h, key.0.as_bytes());
         }
-        let package_json = self.package.package_json.map(|d| d.to_hex().to_string()).unwrap_or_default();
-        let lockfile = self.package.lockfile.manifest_text();
-        field(&mut h, b"package.json");
-        field(&mut h, package_json.as_bytes());
-        field(&mut h, b"lockfile");
-        field(&mut h, lockfile.as_bytes());
-        // Only when there is one: a workspace without root dependencies
-        // keeps the keys it had.
-        let root_deps = self.package.root.clone();
-        if !root_deps.is_empty() {
-            field(&mut h, b"root-deps");
-            field(&mut h, root_deps.as_bytes());
-        }
-        // Only when there are some: a task without outputs keeps its key.
-        let mut outputs = self.outputs.to_vec();
-        outputs.sort();
-        outputs.dedup();
-        if !outputs.is_empty() {
-            field(&mut h, b"outputs");
-            h.update(&(outputs.len() as u64).to_le_bytes());
-            for glob in &outputs {
-                field(&mut h, glob.as_bytes());
-            }
-        }
+        let (package_json, lockfile, root_deps) = self.hash_package(&mut h);
+        let outputs = self.hash_outputs(&mut h);
         let key = CacheKey(h.finalize().to_hex().to_string());
         let hex =
             |list: &[(String, blake3::Hash)]| list.iter().map(|(p, h)| (p.clone(), h.to_hex().to_string())).collect();
@@ -306,6 +252,92 @@ impl KeyInputs<'_> {
             outputs,
         };
         (key, manifest)
+    }
+
+    fn hash_command(&self, h: &mut KeyHasher) {
+        match self.command {
+            Command::Shell(s) => {
+                field(h, b"sh");
+                field(h, s.as_bytes());
+            }
+            Command::Argv(argv) => {
+                field(h, b"argv");
+                h.update(&(argv.len() as u64).to_le_bytes());
+                for a in argv {
+                    field(h, a.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Hashes the variables' values; the manifest keeps only a keyed digest
+    /// of each, so a secret's value is never written down.
+    fn hash_env(&self, h: &mut KeyHasher, env_secret: &[u8; 32]) -> Vec<EnvEntry> {
+        let mut env = Vec::with_capacity(self.env.len());
+        field(h, b"env");
+        h.update(&(self.env.len() as u64).to_le_bytes());
+        for (name, value) in self.env {
+            field(h, name.as_bytes());
+            match value {
+                Some(v) => {
+                    field(h, b"=");
+                    field(h, v.as_bytes());
+                }
+                None => field(h, b"unset"),
+            }
+            let digest =
+                value.as_ref().map(|v| blake3::keyed_hash(env_secret, v.as_bytes()).to_hex()[..16].to_string());
+            env.push(EnvEntry { name: name.clone(), set: value.is_some(), digest: digest.unwrap_or_default() });
+        }
+        env
+    }
+
+    fn hash_runtime(&self, h: &mut KeyHasher, env_secret: &[u8; 32]) -> Vec<RuntimeEntry> {
+        field(h, b"runtime");
+        h.update(&(self.runtime.len() as u64).to_le_bytes());
+        let mut runtime = Vec::with_capacity(self.runtime.len());
+        for (command, output) in self.runtime {
+            field(h, command.as_bytes());
+            field(h, output);
+            let digest = blake3::keyed_hash(env_secret, output).to_hex()[..16].to_string();
+            runtime.push(RuntimeEntry { command: command.clone(), digest });
+        }
+        runtime
+    }
+
+    /// `package.json`, the lockfile slice and the root's dependencies, as
+    /// the manifest writes them.
+    fn hash_package(&self, h: &mut KeyHasher) -> (String, String, String) {
+        let package_json = self.package.package_json.map(|d| d.to_hex().to_string()).unwrap_or_default();
+        let lockfile = self.package.lockfile.manifest_text();
+        field(h, b"package.json");
+        field(h, package_json.as_bytes());
+        field(h, b"lockfile");
+        field(h, lockfile.as_bytes());
+        // Only when there is one: a workspace without root dependencies
+        // keeps the keys it had.
+        let root_deps = self.package.root.clone();
+        if !root_deps.is_empty() {
+            field(h, b"root-deps");
+            field(h, root_deps.as_bytes());
+        }
+        (package_json, lockfile, root_deps)
+    }
+
+    /// The output globs, sorted and without repeats.
+    fn hash_outputs(&self, h: &mut KeyHasher) -> Vec<String> {
+        let mut outputs = self.outputs.to_vec();
+        outputs.sort();
+        outputs.dedup();
+        // Only when there are some: a task without outputs keeps its key.
+        if !outputs.is_empty() {
+            field(h, b"outputs");
+            h.update(&(outputs.len() as u64).to_le_bytes());
+            for glob in &outputs {
+                field(h, glob.as_bytes());
+            }
+        }
+        outputs
     }
 }
 

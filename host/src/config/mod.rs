@@ -12,8 +12,11 @@
 //! own (configuration files, other projects, another unordered task's
 //! outputs), deciding glob overlaps exactly with `overlap`. `native`
 //! reads a Turborepo configuration (no root `vx.toml`) as configuration,
-//! through `vx init`'s translation.
+//! through `vx init`'s translation. `boundaries` holds the
+//! `[[workspace.boundaries]]` rules on which projects may depend on which,
+//! by their tags.
 
+mod boundaries;
 mod diag;
 mod discover;
 pub mod duration;
@@ -36,6 +39,7 @@ mod schema;
 mod settings;
 mod task;
 
+pub use boundaries::VIOLATION_HINT as BOUNDARY_HINT;
 pub use diag::nearest;
 pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
@@ -49,5 +53,7 @@ pub use model::{
 pub use monitor::MonitorMode;
 pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
-pub use resolve::{find_workspace_root, load_workspace, load_workspace_for_plugin_edits};
+pub use resolve::{
+    find_workspace_root, load_workspace, load_workspace_for_plugin_edits, load_workspace_with_violations,
+};
 pub use schema::{schema_url, vx_toml_schema};

@@ -118,24 +118,7 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<(Workspace, Vec<Di
             config_files.push(files.dir.join("package.json"));
         }
     }
-    for files in &all {
-        if let Some((source, raw)) = &files.toml {
-            for (present, table) in [
-                (raw.workspace.is_some(), "workspace"),
-                (raw.cache.is_some(), "cache"),
-                (raw.plugins.is_some(), "plugins"),
-                (raw.remote.is_some(), "remote"),
-                (raw.history.is_some(), "history"),
-            ] {
-                if present {
-                    return Err(source
-                        .error(None, format!("[{table}] is only allowed in the root vx.toml"))
-                        .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display()))
-                        .into());
-                }
-            }
-        }
-    }
+    refuse_root_tables(root, &all)?;
 
     let settings = root_settings(root, root_files.toml.as_ref())?;
     let rules = boundary_rules(root_files.toml.as_ref())?;
@@ -169,6 +152,28 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<(Workspace, Vec<Di
         }
     }
     Ok((ws, violations))
+}
+
+/// `[workspace]`, `[cache]`, `[plugins]`, `[remote]` and `[history]`
+/// belong to the root `vx.toml`; in a project's they are an error.
+fn refuse_root_tables(root: &Path, projects: &[Files]) -> Result<()> {
+    for (source, raw) in projects.iter().filter_map(|f| f.toml.as_ref()) {
+        for (present, table) in [
+            (raw.workspace.is_some(), "workspace"),
+            (raw.cache.is_some(), "cache"),
+            (raw.plugins.is_some(), "plugins"),
+            (raw.remote.is_some(), "remote"),
+            (raw.history.is_some(), "history"),
+        ] {
+            if present {
+                return Err(source
+                    .error(None, format!("[{table}] is only allowed in the root vx.toml"))
+                    .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display()))
+                    .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_files(root: &Path, dir: &Path) -> Result<Files> {

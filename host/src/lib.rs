@@ -9,7 +9,7 @@
 //!
 //! | module    | owns |
 //! |-----------|------|
-//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml` |
+//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
 //! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |

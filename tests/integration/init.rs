@@ -187,7 +187,7 @@ fn nx_workspace() -> TestEnv {
     );
     env.write(
         "apps/web/project.json",
-        r#"{ "name": "web", "implicitDependencies": ["ui"], "targets": {
+        r#"{ "name": "web", "implicitDependencies": ["ui"], "tags": ["scope:app", "type:app"], "targets": {
   "build": { "executor": "nx:run-commands", "options": { "commands": ["echo web-build >> \"$VX_TEST_LOG\"", "mkdir -p ../../dist/apps/web"], "parallel": false }, "outputs": ["{workspaceRoot}/dist/apps/web"] },
   "serve": { "command": "sleep 1", "continuous": true }
 } }"#,
@@ -213,7 +213,10 @@ fn nx_targets_become_vx_tasks_that_run() {
         )
     );
     let web = env.read("apps/web/vx.toml");
-    assert!(web.contains("[project]\nname = \"web\"\ndepends-on = [\"ui\"]\n"), "{web}");
+    assert!(
+        web.contains("[project]\nname = \"web\"\ndepends-on = [\"ui\"]\ntags = [\"scope:app\", \"type:app\"]\n"),
+        "{web}"
+    );
     assert!(
         web.contains("command = \"echo web-build >> \\\"$VX_TEST_LOG\\\" && mkdir -p ../../dist/apps/web\""),
         "{web}"
@@ -236,6 +239,9 @@ fn nx_targets_become_vx_tasks_that_run() {
     let run = env.vx(&["run", "build"]);
     run.assert_success();
     crate::common::assert_before(&env.log(), "ui-build", "web-build");
+    env.clear_log();
+    env.vx(&["run", "build", "--filter", "tag:scope:app", "--only"]).assert_success();
+    assert_eq!(env.log(), ["web-build"]);
 }
 
 fn moon_workspace() -> TestEnv {
@@ -335,4 +341,74 @@ fn turbo_env_mode_and_pass_through_env_translate_and_take_effect() {
     let out = env.vx(&["init", "--force", "--dry"]);
     out.assert_success();
     assert!(out.stdout.contains("not translated: turbo.json: envMode: expected \"strict\" or \"loose\""), "{out}");
+}
+
+/// moon's `layer` (or the older `type`), `stack` and `language` become
+/// tags; `constraints` (layers are enforced unless turned off, and
+/// `tagRelationships`) become `[[workspace.boundaries]]` that vx enforces
+/// as moon does: across stacks anything goes, within one only downwards.
+#[test]
+fn moon_layers_become_tags_and_constraints_boundaries() {
+    let env = TestEnv::new();
+    env.write(
+        ".moon/workspace.yml",
+        "projects:\n  - 'apps/*'\n  - 'packages/*'\nconstraints:\n  tagRelationships:\n    next: ['react']\n",
+    );
+    let project = |dir: &str, yml: &str| {
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        let build =
+            format!("tasks:\n  build:\n    command: 'echo {name} >> \"$VX_TEST_LOG\"'\n    deps: ['^:build']\n");
+        env.write(&format!("{dir}/moon.yml"), &format!("{yml}{build}"));
+    };
+    project(
+        "apps/web",
+        "layer: 'application'\nstack: 'frontend'\nlanguage: 'typescript'\ntags: ['next']\ndependsOn: ['ui', 'api']\n",
+    );
+    project("apps/api", "type: 'application'\nstack: 'backend'\ntags: ['next']\n");
+    project("packages/ui", "layer: 'library'\nstack: 'frontend'\ntags: ['react']\n");
+    env.vx(&["init"]).assert_success();
+
+    let layers = "\"layer:tool\", \"layer:library\", \"layer:scaffolding\", \"layer:configuration\", \"!layer:*\"";
+    assert_eq!(
+        written(&env, "vx.toml"),
+        format!(
+            "# Written by `vx init` from .moon/workspace.yml.\n[workspace]\nprojects = [\"apps/api\", \"apps/web\", \"packages/ui\"]\n\n\
+             [[workspace.boundaries]]\nfrom = [\"layer:application\", \"stack:backend\"]\n\
+             allow = [{layers}, \"stack:frontend\", \"stack:infrastructure\", \"stack:systems\"]\n\n\
+             [[workspace.boundaries]]\nfrom = [\"layer:application\", \"stack:frontend\"]\n\
+             allow = [{layers}, \"stack:backend\", \"stack:infrastructure\", \"stack:systems\"]\n\n\
+             [[workspace.boundaries]]\nfrom = [\"layer:library\", \"stack:frontend\"]\n\
+             allow = [\"layer:library\", \"layer:scaffolding\", \"layer:configuration\", \"!layer:*\", \"stack:backend\", \"stack:infrastructure\", \"stack:systems\"]\n\n\
+             [[workspace.boundaries]]\nfrom = \"next\"\nallow = [\"next\", \"react\"]\n"
+        )
+    );
+    let web = env.read("apps/web/vx.toml");
+    assert!(
+        web.contains("tags = [\"next\", \"layer:application\", \"stack:frontend\", \"language:typescript\"]\n"),
+        "{web}"
+    );
+    assert!(env.read("apps/api/vx.toml").contains("tags = [\"next\", \"layer:application\", \"stack:backend\"]\n"));
+
+    // A frontend app may use a backend app and a library of its stack.
+    env.vx(&["run", "build"]).assert_success();
+    crate::common::assert_before(&env.log(), "api", "web");
+    env.clear_log();
+    env.vx(&["run", "build", "--filter", "tag:layer:application", "--only", "--force"]).assert_success();
+    assert_eq!(env.log_set(), ["api", "web"]);
+
+    // A library may not use an application of its stack, as moon's layers
+    // have it.
+    let web = web.replace("depends-on = [\"ui\", \"api\"]", "depends-on = [\"api\"]");
+    env.write("apps/web/vx.toml", &web);
+    let ui = env.read("packages/ui/vx.toml").replace("[project]\n", "[project]\ndepends-on = [\"web\"]\n");
+    env.write("packages/ui/vx.toml", &ui);
+    let out = env.vx(&["run", "build"]);
+    out.assert_code(2);
+    assert!(
+        out.error_line().starts_with(
+            "vx: error: packages/ui/vx.toml:4:15: ui (layer:library, stack:frontend) may not depend on web \
+             (next, layer:application, stack:frontend, language:typescript): the rule at vx.toml:14:1 allows only layer:library"
+        ),
+        "{out}"
+    );
 }

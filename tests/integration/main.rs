@@ -10,6 +10,8 @@ mod architecture;
 mod bad_input;
 mod big_output;
 mod big_tree;
+mod boundaries;
+mod boundary_model;
 mod cache;
 mod cache_model;
 mod ci_recipe;

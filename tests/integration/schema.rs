@@ -156,6 +156,17 @@ const REFUSED_ROOTS: &[(&str, &str)] = &[
     ("[cache]\nmax-age = \"2 weeks\"\n", "a max-age that is not a duration"),
     ("[remote]\nendpoint = \"tcp://cache:8080\"\n", "an endpoint that is not gRPC"),
     ("[remote]\ninstance-name = \"main\"\n", "a remote without its endpoint"),
+    ("[[workspace.boundaries]]\nfrom = \"scope:app\"\n", "a boundary rule with neither allow nor deny"),
+    ("[[workspace.boundaries]]\nfrom = []\ndeny = [\"type:app\"]\n", "a boundary rule from no pattern"),
+    ("[[workspace.boundaries]]\ndeny = [\"!\"]\n", "a tag pattern that is only `!`"),
+    ("[[workspace.boundaries]]\nto = \"type:app\"\ndeny = []\n", "an unknown key in a boundary rule"),
+];
+
+/// Root files vx reads: each form of a boundary rule.
+const ACCEPTED_ROOTS: &[&str] = &[
+    "[[workspace.boundaries]]\nfrom = \"scope:app\"\nallow = [\"scope:shared\", \"scope:app\"]\n",
+    "[[workspace.boundaries]]\nfrom = [\"layer:application\", \"!stack:*\"]\nallow = []\ndeny = [\"type:*\"]\n",
+    "[[workspace.boundaries]]\ndeny = [\"type:app\"]\n\n[[workspace.boundaries]]\nfrom = \"!type:app\"\nallow = [\"*\"]\n",
 ];
 
 /// A workspace with one project `p`: `root` after the root's
@@ -185,6 +196,7 @@ fn the_schema_refuses_what_vx_refuses_and_takes_what_it_takes() {
         .map(|(task, why)| (String::new(), task.to_string(), Some(*why)))
         .chain(ACCEPTED.iter().map(|task| (String::new(), task.to_string(), None)))
         .chain(REFUSED_ROOTS.iter().map(|(root, why)| (root.to_string(), "command = \"make\"\n".into(), Some(*why))))
+        .chain(ACCEPTED_ROOTS.iter().map(|root| (root.to_string(), "command = \"make\"\n".into(), None)))
         .collect();
     // vx itself, case by case: the schema must agree with these.
     for (root, task, refused) in &cases {

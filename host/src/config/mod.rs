@@ -12,9 +12,12 @@
 //! own (configuration files, other projects, another unordered task's
 //! outputs), deciding glob overlaps exactly with `overlap`. `native`
 //! reads a Turborepo configuration (no root `vx.toml`) as configuration,
-//! through `vx init`'s translation. `view` is the JSON of projects and tasks
-//! that `vx show` and `vx mcp` share.
+//! through `vx init`'s translation. `boundaries` holds the
+//! `[[workspace.boundaries]]` rules on which projects may depend on which,
+//! by their tags. `view` is the JSON of projects and tasks that `vx show`
+//! and `vx mcp` share.
 
+mod boundaries;
 mod diag;
 mod discover;
 pub mod duration;
@@ -38,6 +41,7 @@ mod settings;
 mod task;
 pub mod view;
 
+pub use boundaries::VIOLATION_HINT as BOUNDARY_HINT;
 pub use diag::nearest;
 pub use discover::{expand_project_globs, find_root};
 pub use env::EnvMode;
@@ -51,5 +55,7 @@ pub use model::{
 pub use monitor::MonitorMode;
 pub use native::{Broken, ConfigSource};
 pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
-pub use resolve::{find_workspace_root, load_workspace, load_workspace_for_plugin_edits};
+pub use resolve::{
+    find_workspace_root, load_workspace, load_workspace_for_plugin_edits, load_workspace_with_violations,
+};
 pub use schema::{schema_url, vx_toml_schema};

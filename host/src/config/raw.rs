@@ -59,6 +59,29 @@ pub struct RawWorkspace {
     /// Commands whose standard output is part of every task's key (`node --version`).
     #[schemars(default, schema_with = "schema::commands")]
     pub global_runtime: Option<Vec<Spanned<String>>>,
+    /// Rules on which projects may depend on which, by their tags (`[[workspace.boundaries]]`), checked whenever vx loads the workspace.
+    #[schemars(with = "Option<Vec<RawBoundary>>")]
+    pub boundaries: Option<Vec<Spanned<RawBoundary>>>,
+}
+
+/// `[[workspace.boundaries]]`: a rule on the projects a project may depend
+/// on, by their tags (docs/config.md#boundaries). A pattern is a tag glob
+/// (`scope:app`, `scope:*`): a project matches it when one of its tags
+/// does; `!` before it matches the projects none of whose tags do.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[schemars(extend("anyOf" = [{ "required": ["allow"] }, { "required": ["deny"] }]))]
+pub struct RawBoundary {
+    /// The projects the rule is about: a pattern, or an array of patterns a project must all match (`["layer:app", "stack:web"]`). Default: every project.
+    // A string or an array, checked in `config::boundaries`.
+    #[schemars(default, schema_with = "schema::tag_patterns_or_one")]
+    pub from: Option<Spanned<toml::Value>>,
+    /// They may depend only on projects that match one of these patterns (`[]`: on none).
+    #[schemars(default, schema_with = "schema::tag_patterns")]
+    pub allow: Option<Vec<Spanned<String>>>,
+    /// They may not depend on a project that matches one of these patterns.
+    #[schemars(default, schema_with = "schema::tag_patterns")]
+    pub deny: Option<Vec<Spanned<String>>>,
 }
 
 /// `[cache]`: the local cache and its remote tier.
@@ -155,7 +178,7 @@ pub struct RawProject {
     /// Projects this one depends on, added to the workspace dependencies in `package.json`.
     #[schemars(with = "Option<Vec<String>>")]
     pub depends_on: Option<Vec<Spanned<String>>>,
-    /// Tags, selected with `--filter tag:NAME`.
+    /// Tags, selected with `--filter tag:GLOB` and named by `[[workspace.boundaries]]`; a `package.json`'s `"vx": { "tags": [...] }` adds to them.
     pub tags: Option<Vec<String>>,
 }
 

@@ -7,26 +7,50 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::boundaries::{BoundaryRule, Node, boundary_rules, describe, violations};
 use super::diag::{Source, relative_display, toml_error};
 use super::discover::{expand_project_globs, find_root};
-use super::error::ConfigError;
+use super::error::{ConfigError, Diagnostic};
 use super::model::{PluginSettings, Project, Workspace};
-use super::npm::{PackageJson, read_package_json, read_pnpm_workspace};
+use super::npm::{PackageJson, dependency_offset, read_package_json, read_pnpm_workspace};
 use super::raw::RawFile;
 use super::settings::root_settings;
 use super::task::{RefContext, project_tasks};
 
 type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
-/// Finds the workspace that contains `start` and loads it.
+/// Finds the workspace that contains `start` and loads it. A dependency
+/// that `[[workspace.boundaries]]` refuses is an error, as any other
+/// mistake in the configuration.
 pub fn load_workspace(start: &Path) -> Result<Workspace> {
-    load_at_root(&find_workspace_root(start)?, true)
+    let (ws, violations) = load_at_root(&find_workspace_root(start)?, true)?;
+    refuse_violations(violations)?;
+    Ok(ws)
 }
 
 /// [`load_workspace`] for `vx plugin add` and `remove`: a task may name an
 /// executor plugin not added yet (or the one being removed).
 pub fn load_workspace_for_plugin_edits(start: &Path) -> Result<Workspace> {
-    load_at_root(&find_workspace_root(start)?, false)
+    let (ws, violations) = load_at_root(&find_workspace_root(start)?, false)?;
+    refuse_violations(violations)?;
+    Ok(ws)
+}
+
+/// [`load_workspace`] for `vx lock --check`, which reports every
+/// dependency `[[workspace.boundaries]]` refuses rather than the first.
+pub fn load_workspace_with_violations(start: &Path) -> Result<(Workspace, Vec<Diagnostic>)> {
+    load_at_root(&find_workspace_root(start)?, true)
+}
+
+/// The first violation as the load's error, counting the others.
+fn refuse_violations(violations: Vec<Diagnostic>) -> Result<()> {
+    let more = violations.len().saturating_sub(1);
+    let Some(mut first) = violations.into_iter().next() else { return Ok(()) };
+    if more > 0 {
+        first.message.push_str(&format!(" (and {more} more)"));
+        first.hint = Some(format!("`vx lock --check` lists them all; {}", super::boundaries::VIOLATION_HINT));
+    }
+    Err(first.into())
 }
 
 /// The canonical root of the workspace that contains `start`, without
@@ -52,7 +76,8 @@ struct Files {
     translated: bool,
 }
 
-fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
+/// The workspace at `root`, and the dependencies its boundaries refuse.
+fn load_at_root(root: &Path, check_executors: bool) -> Result<(Workspace, Vec<Diagnostic>)> {
     let mut config_files = Vec::new();
     let mut root_files = read_files(root, root)?;
     let has_root_toml = root_files.toml.is_some();
@@ -93,26 +118,10 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
             config_files.push(files.dir.join("package.json"));
         }
     }
-    for files in &all {
-        if let Some((source, raw)) = &files.toml {
-            for (present, table) in [
-                (raw.workspace.is_some(), "workspace"),
-                (raw.cache.is_some(), "cache"),
-                (raw.plugins.is_some(), "plugins"),
-                (raw.remote.is_some(), "remote"),
-                (raw.history.is_some(), "history"),
-            ] {
-                if present {
-                    return Err(source
-                        .error(None, format!("[{table}] is only allowed in the root vx.toml"))
-                        .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display()))
-                        .into());
-                }
-            }
-        }
-    }
+    refuse_root_tables(root, &all)?;
 
     let settings = root_settings(root, root_files.toml.as_ref())?;
+    let rules = boundary_rules(root_files.toml.as_ref())?;
     let package_manager = root_files.pkg.as_ref().and_then(|p| p.package_manager.clone());
     // No project globs and a root package.json: a single-package
     // repository, whose root is its one project (turbo and npm agree).
@@ -128,6 +137,7 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
     all.sort_by_cached_key(project_name);
     let projects = resolve_projects(root, &all, check_executors.then_some(&settings.plugins))?;
     super::ownership::check_ownership(&projects)?;
+    let violations = boundary_violations(root, &rules, &projects, &all);
     let mut ws = Workspace::new(root.to_path_buf(), projects, settings, config_files);
     ws.package_manager = package_manager;
     match turbo {
@@ -141,7 +151,29 @@ fn load_at_root(root: &Path, check_executors: bool) -> Result<Workspace> {
             }
         }
     }
-    Ok(ws)
+    Ok((ws, violations))
+}
+
+/// `[workspace]`, `[cache]`, `[plugins]`, `[remote]` and `[history]`
+/// belong to the root `vx.toml`; in a project's they are an error.
+fn refuse_root_tables(root: &Path, projects: &[Files]) -> Result<()> {
+    for (source, raw) in projects.iter().filter_map(|f| f.toml.as_ref()) {
+        for (present, table) in [
+            (raw.workspace.is_some(), "workspace"),
+            (raw.cache.is_some(), "cache"),
+            (raw.plugins.is_some(), "plugins"),
+            (raw.remote.is_some(), "remote"),
+            (raw.history.is_some(), "history"),
+        ] {
+            if present {
+                return Err(source
+                    .error(None, format!("[{table}] is only allowed in the root vx.toml"))
+                    .with_hint(format!("move the [{table}] table to {}", root.join("vx.toml").display()))
+                    .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_files(root: &Path, dir: &Path) -> Result<Files> {
@@ -220,12 +252,7 @@ fn resolve_projects(
             let scripts = scripts.as_deref();
             let configured = files.toml.as_ref().and_then(|(source, raw)| raw.tasks.as_ref().map(|t| (source, t)));
             let tasks = project_tasks(i, scripts, configured, &ctx)?;
-            let tags = files
-                .toml
-                .as_ref()
-                .and_then(|(_, raw)| raw.project.as_ref())
-                .and_then(|p| p.tags.clone())
-                .unwrap_or_default();
+            let tags = project_tags(files);
             Ok(Project {
                 name: names[i].clone(),
                 dir: files.dir.clone(),
@@ -249,7 +276,7 @@ fn check_some_project(globs: &[String], file: &str, dirs: &[PathBuf]) -> Result<
     if includes.is_empty() || !dirs.is_empty() {
         return Ok(());
     }
-    Err(super::error::Diagnostic::new(
+    Err(Diagnostic::new(
         file.to_string(),
         format!("no project matches {}", crate::error::one_line(&includes.join(", "))),
     )
@@ -270,9 +297,61 @@ fn check_project_name(root: &Path, files: &Files, name: &str) -> Result<()> {
         let file = if files.pkg.is_some() { files.dir.join("package.json") } else { files.dir.clone() };
         relative_display(root, &file).display().to_string()
     });
-    Err(super::error::Diagnostic::new(location, format!("project name `{}` contains `#`", crate::error::one_line(name)))
+    Err(Diagnostic::new(location, format!("project name `{}` contains `#`", crate::error::one_line(name)))
         .with_hint("`#` separates a project from a task (`web#build`): set a name without it with `[project] name = \"…\"` in the project's vx.toml")
         .into())
+}
+
+/// `[project] tags`, then the `package.json`'s `"vx": { "tags" }` that
+/// `vx.toml` does not already list: a union, each tag once, as Nx merges
+/// a `project.json`'s tags with a `package.json`'s.
+fn project_tags(files: &Files) -> Vec<String> {
+    let from_toml = files.toml.as_ref().and_then(|(_, raw)| raw.project.as_ref()).and_then(|p| p.tags.as_ref());
+    let from_pkg = files.pkg.as_ref().map(|p| &p.vx.tags);
+    let mut tags: Vec<String> = Vec::new();
+    for tag in from_toml.into_iter().flatten().chain(from_pkg.into_iter().flatten()) {
+        if !tags.contains(tag) {
+            tags.push(tag.clone());
+        }
+    }
+    tags
+}
+
+/// Every dependency `rules` refuse, located where it is declared.
+fn boundary_violations(root: &Path, rules: &[BoundaryRule], projects: &[Project], all: &[Files]) -> Vec<Diagnostic> {
+    if rules.is_empty() {
+        return Vec::new();
+    }
+    let nodes: Vec<Node<'_>> = projects.iter().map(|p| Node { tags: &p.tags, deps: &p.deps }).collect();
+    let names: Vec<&str> = projects.iter().map(|p| p.name.as_str()).collect();
+    violations(rules, &nodes)
+        .iter()
+        .map(|v| {
+            let at = dependency_site(root, &all[v.project], &all[v.dep], names[v.dep]);
+            Diagnostic::new(at, describe(v, rules, &names, &nodes)).with_hint(super::boundaries::VIOLATION_HINT)
+        })
+        .collect()
+}
+
+/// Where `files`' project declares its dependency on `dep` (named `name`):
+/// its `depends-on` entry, else its `package.json`'s dependency entry, else
+/// the file that declares it.
+fn dependency_site(root: &Path, files: &Files, dep: &Files, name: &str) -> String {
+    let declared = files.toml.as_ref().and_then(|(source, raw)| {
+        let entry = raw.project.as_ref()?.depends_on.as_ref()?.iter().find(|d| d.get_ref() == name)?;
+        Some(source.locate(Some(entry.span())))
+    });
+    if let Some(at) = declared {
+        return at;
+    }
+    let pkg = files.dir.join("package.json");
+    let names = dep.pkg.as_ref().and_then(|p| p.name.as_deref()).into_iter().chain([name]);
+    let text = crate::paths::read_config(&pkg).ok().flatten().unwrap_or_default();
+    let display = relative_display(root, &pkg).display().to_string();
+    match names.into_iter().find_map(|n| dependency_offset(&text, n)) {
+        Some(offset) => Source::new(display, text).locate(Some(offset..offset)),
+        None => display,
+    }
 }
 
 fn project_name(files: &Files) -> String {

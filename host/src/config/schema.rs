@@ -180,6 +180,22 @@ pub(super) fn mutex(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$" })
 }
 
+/// A `[[workspace.boundaries]]` pattern: a tag glob, `!` before it for
+/// the projects with no matching tag (`config::boundaries`).
+fn tag_pattern() -> Schema {
+    json_schema!({ "type": "string", "pattern": "^!?[^!]", "examples": ["scope:app", "scope:*", "!type:app"] })
+}
+
+/// `allow` and `deny`: lists of tag patterns.
+pub(super) fn tag_patterns(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "array", "items": tag_pattern() })
+}
+
+/// `from`: one tag pattern, or several a project must all match.
+pub(super) fn tag_patterns_or_one(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "oneOf": [tag_pattern(), { "type": "array", "items": tag_pattern(), "minItems": 1 }] })
+}
+
 /// One of a fixed set of words.
 fn one_of(words: &[&str]) -> Schema {
     json_schema!({ "type": "string", "enum": words })

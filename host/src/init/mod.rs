@@ -14,6 +14,7 @@
 mod error;
 mod model;
 mod moon;
+mod moon_constraints;
 mod moon_task;
 mod nx;
 mod nx_inputs;
@@ -26,7 +27,7 @@ mod write;
 use std::path::Path;
 
 pub use error::InitError;
-pub use model::{Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
+pub use model::{BoundarySpec, Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
 pub use render::{RenderedFile, render, with_schema_comment};
 pub use write::{check_written, refuse_existing, write_file};
 

@@ -19,6 +19,8 @@ pub struct Plan {
     pub global_env: Vec<String>,
     pub global_pass_env: Vec<String>,
     pub projects: Vec<ProjectSpec>,
+    /// `[[workspace.boundaries]]`, in order.
+    pub boundaries: Vec<BoundarySpec>,
     pub notes: Vec<Note>,
     /// Settings that were translated, but mean something else in vx than
     /// in the source tool (printed apart from the notes).
@@ -42,6 +44,14 @@ pub struct Broken {
     pub task: Option<String>,
     /// The error, one line with the hint that mends it.
     pub why: String,
+}
+
+/// One `[[workspace.boundaries]]` rule: projects matching every `from`
+/// pattern may depend only on projects matching one of `allow`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundarySpec {
+    pub from: Vec<String>,
+    pub allow: Vec<String>,
 }
 
 /// One project: where it is and what its `vx.toml` says.

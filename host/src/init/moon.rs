@@ -1,7 +1,9 @@
 //! moon: `.moon/workspace.yml` (`projects` as globs, a map of ids to
 //! paths, or both), tasks every project inherits (`.moon/tasks.yml`, or
 //! `.moon/tasks/all.yml`), and each project's `moon.yml`. A moon project id
-//! becomes the vx project name, so `project:task` targets keep working.
+//! becomes the vx project name, so `project:task` targets keep working;
+//! its `layer`, `stack` and `language` become tags, and the workspace's
+//! `constraints` boundaries on them (`moon_constraints`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,7 +25,7 @@ pub fn read(root: &Path) -> Result<Plan> {
     let mut plan = Plan::default();
     for (key, _) in ws {
         match key.as_str() {
-            "$schema" | "projects" | "vcs" | "telemetry" => {}
+            "$schema" | "projects" | "vcs" | "telemetry" | "constraints" => {}
             _ => plan.note(WORKSPACE, key, "no vx equivalent"),
         }
     }
@@ -38,6 +40,7 @@ pub fn read(root: &Path) -> Result<Plan> {
         let spec = translate_project(root, id, dir, &inherited, &mut plan)?;
         plan.projects.push(spec);
     }
+    super::moon_constraints::translate_constraints(WORKSPACE, ws.get("constraints"), &mut plan);
     Ok(plan)
 }
 
@@ -182,6 +185,11 @@ fn translate_project(root: &Path, id: &str, dir: &str, inherited: &Inherited, pl
                 plan.note(&file, key, "vx runs commands with node_modules/.bin on PATH and selects no toolchain")
             }
             _ => plan.note(&file, key, "no vx equivalent"),
+        }
+    }
+    for tag in super::moon_constraints::metadata_tags(&config) {
+        if !spec.tags.contains(&tag) {
+            spec.tags.push(tag);
         }
     }
     let mut tasks: BTreeMap<String, (String, Map<String, Value>)> = BTreeMap::new();

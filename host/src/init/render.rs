@@ -26,6 +26,13 @@ pub fn render(plan: &Plan) -> Vec<RenderedFile> {
             root.push_str(&format!("{key} = {}\n", list(names)));
         }
     }
+    for rule in &plan.boundaries {
+        let from = match rule.from.as_slice() {
+            [one] => quote(one),
+            many => list(many),
+        };
+        root.push_str(&format!("\n[[workspace.boundaries]]\nfrom = {from}\nallow = {}\n", list(&rule.allow)));
+    }
     for project in plan.projects.iter().filter(|p| is_root(&p.dir)) {
         if let Some(text) = project_text(project) {
             root.push_str(&format!("\n{text}"));

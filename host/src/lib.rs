@@ -9,7 +9,7 @@
 //!
 //! | module    | owns |
 //! |-----------|------|
-//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags |
+//! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags; Turborepo, Nx and moon configuration read as vx's (`translate`) |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
 //! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
@@ -28,7 +28,7 @@
 //! | [`lockfile`] | npm, pnpm, yarn and bun lockfiles as per-project dependency slices |
 //! | [`mcp`] | `vx mcp`: the Model Context Protocol server for coding agents |
 //! | [`paths`]  | lexical normalisation and the containment checks shared by cache, remote and worker |
-//! | [`init`]   | `vx init`: translating turbo.json, Nx and moon configuration into `vx.toml` files |
+//! | [`init`]   | `vx init`: writing the `vx.toml` files `config::translate` reads from turbo.json, Nx and moon configuration |
 //! | [`lock`]   | `vx.lock`: the resolved plan, its diff, and refusing credentials |
 //! | [`upgrade`] | `vx upgrade`: release metadata, checksums, replacing the binary atomically |
 //! | [`cli`]    | argument parsing (clap) and one file per subcommand: parse, call one room, print |

@@ -39,6 +39,7 @@ mod schedule;
 mod schema;
 mod settings;
 mod task;
+pub mod translate;
 pub mod view;
 
 pub use boundaries::VIOLATION_HINT as BOUNDARY_HINT;

@@ -14,11 +14,11 @@ use std::path::Path;
 use super::diag::{Source, toml_error};
 use super::error::ConfigError;
 use super::raw::RawFile;
-use crate::init::{SourceKind, render, translate};
+use super::translate::{SourceKind, render, translate};
 
 /// A task (or a whole project) the configuration's tool refuses to run:
 /// the translation's own record, kept as it is.
-pub use crate::init::Broken;
+pub use super::translate::Broken;
 
 /// Which files configure the workspace, for `vx info` and the docs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

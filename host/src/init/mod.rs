@@ -1,107 +1,14 @@
-//! `vx init`: reading a workspace configured for Turborepo, Nx or moon and
-//! writing the `vx.toml` files that say the same thing.
-//!
-//! Each source format has one reader (`turbo`, `nx`, `moon`) that turns its
-//! files into a [`Plan`]: the root `[workspace]`, one [`ProjectSpec`] per
-//! project, and a [`Note`] for every setting it could not translate. The
-//! readers never fail on a setting they do not know: they note it.
-//! [`Plan::finish`] then checks every task reference against the tasks the
-//! plan (and `package.json` scripts) will define, so the written files load;
-//! `render` turns the plan into TOML text; `write` refuses to overwrite,
-//! writes each file atomically and loads the result back. The command
-//! (`cli/init.rs`) chooses between printing (`--dry`) and writing.
+//! `vx init`: writing the `vx.toml` files that say what a workspace
+//! configured for Turborepo, Nx or moon says. Reading that configuration
+//! is `config::translate`'s (so that `config` can read a `turbo.json`
+//! without depending on this room); this room writes: it refuses to
+//! overwrite, writes each file atomically and loads the result back. The
+//! command (`cli/init.rs`) chooses between printing (`--dry`) and writing.
 
-mod error;
-mod model;
-mod moon;
-mod moon_constraints;
-mod moon_task;
-mod nx;
-mod nx_inputs;
-mod render;
-mod source;
-mod turbo;
-mod turbo_task;
 mod write;
 
-use std::path::Path;
-
-pub use error::InitError;
-pub use model::{BoundarySpec, Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
-pub use render::{RenderedFile, render, with_schema_comment};
+pub use crate::config::translate::{
+    BoundarySpec, Broken, Dep, InitError, Note, Plan, ProjectSpec, RenderedFile, SourceKind, TaskSpec, choose_source,
+    detect, render, translate, with_schema_comment,
+};
 pub use write::{check_written, refuse_existing, write_file};
-
-use error::Result;
-
-/// The tool a workspace was configured for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    Turbo,
-    Nx,
-    Moon,
-}
-
-impl SourceKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceKind::Turbo => "turbo",
-            SourceKind::Nx => "nx",
-            SourceKind::Moon => "moon",
-        }
-    }
-
-    /// The file whose presence marks a workspace of this kind.
-    pub fn marker(self) -> &'static str {
-        self.markers()[0]
-    }
-
-    /// Every file that marks a workspace of this kind (turbo reads
-    /// `turbo.jsonc` as well as `turbo.json`).
-    pub fn markers(self) -> &'static [&'static str] {
-        match self {
-            SourceKind::Turbo => &["turbo.json", "turbo.jsonc"],
-            SourceKind::Nx => &["nx.json"],
-            SourceKind::Moon => &[".moon/workspace.yml"],
-        }
-    }
-
-    fn present(self, root: &Path) -> bool {
-        self.markers().iter().any(|m| root.join(m).is_file())
-    }
-
-    pub const ALL: [SourceKind; 3] = [SourceKind::Turbo, SourceKind::Nx, SourceKind::Moon];
-}
-
-/// The source formats whose marker file is at `root`.
-pub fn detect(root: &Path) -> Vec<SourceKind> {
-    SourceKind::ALL.into_iter().filter(|k| k.present(root)).collect()
-}
-
-/// The source to read: `from` when given, else the one format present.
-pub fn choose_source(root: &Path, from: Option<SourceKind>) -> Result<SourceKind> {
-    if let Some(kind) = from {
-        return Ok(kind);
-    }
-    match detect(root)[..] {
-        [kind] => Ok(kind),
-        [] => Err(InitError::NoSource { root: root.to_path_buf() }),
-        ref several => Err(InitError::SeveralSources { markers: several.iter().map(|k| k.marker()).collect() }),
-    }
-}
-
-/// Reads the workspace at `root` as `kind` and returns the checked plan.
-pub fn translate(root: &Path, kind: SourceKind) -> Result<Plan> {
-    if !kind.present(root) {
-        return Err(InitError::NoMarker { marker: kind.marker(), root: root.to_path_buf() });
-    }
-    let mut plan = match kind {
-        SourceKind::Turbo => turbo::read(root)?,
-        SourceKind::Nx => nx::read(root)?,
-        SourceKind::Moon => moon::read(root)?,
-    };
-    if plan.source.is_empty() {
-        plan.source = kind.marker().to_string();
-    }
-    plan.finish();
-    Ok(plan)
-}

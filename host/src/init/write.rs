@@ -4,9 +4,11 @@
 
 use std::path::Path;
 
-use super::error::{InitError, Result};
-use super::render::RenderedFile;
+use crate::config::translate::InitError;
+
+type Result<T, E = InitError> = std::result::Result<T, E>;
 use crate::config::load_workspace;
+use crate::config::translate::RenderedFile;
 
 /// Refuses to write when any of `files` exists at `root`, unless `force`.
 pub fn refuse_existing(root: &Path, files: &[RenderedFile], force: bool) -> Result<()> {

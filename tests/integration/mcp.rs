@@ -157,9 +157,17 @@ fn a_read_only_server_lists_shows_plans_and_says_what_a_change_affects() {
 
     let affected = &answers[6]["structured"];
     assert_eq!(ids(affected), ["app#build", "lib#build"], "{affected}");
-    for t in affected["tasks"].as_array().unwrap() {
-        assert!(!t["reason"].is_null(), "every affected task says why: {affected}");
-    }
+    let reasons = |id: &str| {
+        let task = affected["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).expect("an affected task");
+        task["reasons"].as_array().expect("reasons").clone()
+    };
+    assert_eq!(reasons("lib#build")[0]["kind"], "input", "{affected}");
+    assert_eq!(reasons("lib#build")[0]["files"], json!(["packages/lib/src/x.txt"]), "{affected}");
+    assert_eq!(
+        (&reasons("app#build")[0]["kind"], &reasons("app#build")[0]["task"]),
+        (&json!("dependency"), &json!("lib#build")),
+        "{affected}"
+    );
     assert_eq!(ids(&answers[7]["structured"]), ["app#build", "lib#build"], "the plan: {}", answers[7]);
 
     let refused = &answers[8];

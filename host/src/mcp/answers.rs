@@ -65,21 +65,24 @@ pub(super) async fn plan(root: &Path, params: &SelectionParams) -> Result<Value,
     vx_json(root, &args).await
 }
 
-/// `affected`: the tasks a change selects, each with the reason.
+/// `affected`: the tasks a change selects, each with its reasons (`vx
+/// query --affected --format json`); the tasks the plan pulls in only as
+/// their dependencies are listed apart.
 pub(super) async fn affected(root: &Path, params: &AffectedParams) -> Result<Value, String> {
-    let mut args = vec!["run".to_string()];
+    let mut args = vec!["query".to_string()];
     args.extend(task_args(&params.tasks)?);
     args.push(match params.base.as_deref() {
         None | Some("") => "--affected".into(),
         Some(rev) => format!("--affected={rev}"),
     });
-    args.push("--dry=json".into());
-    let plan = vx_json(root, &args).await?;
-    let tasks: Vec<Value> = plan["tasks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| json!({ "id": t["id"], "reason": t.get("reason").cloned().unwrap_or(Value::Null) }))
-        .collect();
-    Ok(json!({ "base": params.base, "tasks": tasks }))
+    args.push("--format=json".into());
+    let query = vx_json(root, &args).await?;
+    let (mut affected, mut pulled_in) = (Vec::new(), Vec::new());
+    for task in query["tasks"].as_array().into_iter().flatten() {
+        match task["reasons"].as_array().filter(|r| !r.is_empty()) {
+            Some(reasons) => affected.push(json!({ "id": task["id"], "reasons": reasons })),
+            None => pulled_in.push(task["id"].clone()),
+        }
+    }
+    Ok(json!({ "base": params.base, "tasks": affected, "dependencies_also_planned": pulled_in }))
 }

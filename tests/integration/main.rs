@@ -6,6 +6,8 @@
 mod common;
 
 mod affected;
+mod affected_lockfile;
+mod affected_reasons;
 mod architecture;
 mod bad_input;
 mod big_output;

@@ -52,6 +52,7 @@ mod plugins_hostile;
 mod plugins_oci;
 mod plugins_polyglot;
 mod prune;
+mod query;
 mod reapi_cache;
 mod reapi_download;
 mod reapi_exec;

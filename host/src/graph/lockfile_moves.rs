@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use super::affected::{Changes, text_at};
 use crate::config::Workspace;
-use crate::lockfile::{LOCKFILE_NAMES, Lockfile, LockfileError, diff_slices, find_lockfile};
+use crate::lockfile::{DepsDigest, LOCKFILE_NAMES, Lockfile, LockfileError, diff_slices, find_lockfile};
 
 /// What the lockfile changes of a diff move.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,29 +59,54 @@ pub(super) fn lockfile_moves(ws: &Workspace, changes: &Changes, names: &[&'stati
         Ok(None) => return all(&file, format!("it is new since {}", changes.label)),
         Err(why) => return all(&file, why),
     };
-    let old = match Lockfile::parse_text(&ws.root, kind, &path, &old) {
+    let dirs: Vec<&str> = ws.projects.iter().map(|p| p.rel_dir.as_str()).chain(["."]).collect();
+    // Both versions are parsed and sliced at once, one on another thread:
+    // they are the whole cost of a lockfile change.
+    let (old, new) = std::thread::scope(|scope| {
+        let new = scope.spawn(|| Lockfile::parse_file(&ws.root, kind, &path).map(|l| Sliced::new(l, &dirs)));
+        let old = Lockfile::parse_text(&ws.root, kind, &path, &old).map(|l| Sliced::new(l, &dirs));
+        (old, new.join().expect("the lockfile parse does not panic"))
+    });
+    let old = match old {
         Ok(old) => old,
         Err(e) => return all(&file, format!("vx cannot read it as it was at {}: {}", changes.label, relative(ws, &e))),
     };
-    let new = match Lockfile::parse_file(&ws.root, kind, &path) {
+    let new = match new {
         Ok(new) => new,
         Err(e) => return all(&file, format!("{}; every key takes the whole file", relative(ws, &e))),
     };
     Some(compare(ws, file, &old, &new))
 }
 
-/// The slices of `old` and `new` compared project by project.
-fn compare(ws: &Workspace, file: String, old: &Lockfile, new: &Lockfile) -> Moves {
-    let moved = |rel_dir: &str| {
-        (old.slice_digest(rel_dir) != new.slice_digest(rel_dir)).then(|| {
-            diff_slices(&old.slice(rel_dir), &new.slice(rel_dir)).iter().map(ToString::to_string).collect::<Vec<_>>()
+/// A parsed lockfile and the slice digest of each directory asked for,
+/// in the order asked (every project's, then the root's).
+struct Sliced {
+    lockfile: Lockfile,
+    digests: Vec<DepsDigest>,
+}
+
+impl Sliced {
+    fn new(lockfile: Lockfile, dirs: &[&str]) -> Sliced {
+        let digests = dirs.iter().map(|d| lockfile.slice_digest(d)).collect();
+        Sliced { lockfile, digests }
+    }
+}
+
+/// The slices of `old` and `new` compared project by project, then the
+/// root's (the last digest). The root's slice is in every other
+/// project's key, whether or not the root is a project itself.
+fn compare(ws: &Workspace, file: String, old: &Sliced, new: &Sliced) -> Moves {
+    let moved = |i: usize, rel_dir: &str| {
+        (old.digests[i] != new.digests[i]).then(|| {
+            diff_slices(&old.lockfile.slice(rel_dir), &new.lockfile.slice(rel_dir))
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
         })
     };
     let projects: BTreeMap<usize, Vec<String>> =
-        ws.projects.iter().enumerate().filter_map(|(p, project)| Some((p, moved(&project.rel_dir)?))).collect();
-    // The root's slice is in every other project's key, whether or not
-    // the root is a project itself.
-    let root = moved(".");
+        ws.projects.iter().enumerate().filter_map(|(p, project)| Some((p, moved(p, &project.rel_dir)?))).collect();
+    let root = moved(ws.projects.len(), ".");
     Moves::Slices { file, projects, root }
 }
 

@@ -105,6 +105,32 @@ fn a_pnpm_lockfile_upgrade_selects_only_its_projects_tasks_and_dependents() {
 }
 
 #[test]
+fn a_workspace_below_the_repositorys_top_reads_its_own_lockfile_at_the_base() {
+    let env = TestEnv::new();
+    let mono = |rel: &str| format!("mono/{rel}");
+    for rel in ["package.json", "package-lock.json"]
+        .into_iter()
+        .chain(PROJECTS.map(|p| format!("{p}/package.json")).iter().map(String::as_str))
+    {
+        env.write(&mono(rel), &fixture("npm", "before", rel));
+    }
+    // A lockfile at the repository's top is not the workspace's.
+    env.write("package-lock.json", "{}\n");
+    env.write(&mono("vx.toml"), "[workspace]\nprojects = [\"apps/*\", \"packages/*\"]\n");
+    for dir in PROJECTS {
+        env.write(&mono(&format!("{dir}/src/index.js")), dir);
+        env.write(&mono(&format!("{dir}/vx.toml")), &task("build", &log_cmd(dir), "inputs = [\"src/**\"]\n"));
+    }
+    env.write(".gitignore", ".vx/\n");
+    env.git_init("main");
+    env.git_commit_all("initial");
+    env.write(&mono("package-lock.json"), &fixture("npm", "after", "package-lock.json"));
+    let out = env.vx_in("mono", &["query", "build", "--affected"]);
+    out.assert_success();
+    assert_eq!(out.stdout, "@fx/web#build\n", "{out}");
+}
+
+#[test]
 fn the_roots_slice_moving_selects_every_task() {
     let env = lockfile_repo("npm", "package-lock.json");
     let lock = env.read("package-lock.json");

@@ -206,6 +206,27 @@ mod tests {
     }
 
     #[test]
+    fn a_shards_plan_marks_its_own_other_shards_and_unselected_tasks() {
+        let g = graph(&[("a", &["build"]), ("b", &["build"])]);
+        let shard = Shard { index: 1, count: 2 };
+        let (mine, owners) = g.shard_split(shard, |_| None);
+        assert_eq!(mine, [(0, "build".to_string())]);
+        // This shard's plan: its own a#build, b#build (shard 2's) and an
+        // unselected c#lint that both need.
+        let mut plan = graph(&[("a", &["build"]), ("b", &["build"]), ("c", &["lint"])]);
+        plan.roots.truncate(1);
+        let marks = shard_marks(&plan, &owners, shard);
+        assert_eq!(
+            marks,
+            [
+                ShardMark { role: ShardRole::Own, owner: Some(1) },
+                ShardMark { role: ShardRole::Other, owner: Some(2) },
+                ShardMark { role: ShardRole::Dependency, owner: None },
+            ]
+        );
+    }
+
+    #[test]
     fn more_shards_than_projects_leaves_some_empty() {
         let g = graph(&[("a", &["build"])]);
         assert_eq!(g.shard_roots(Shard { index: 1, count: 2 }, |_| None).len(), 1);

@@ -42,7 +42,7 @@ pub(super) fn lockfile_moves(ws: &Workspace, changes: &Changes, names: &[&'stati
     let all = |file: &str, why: String| Some(Moves::All { file: file.to_string(), why });
     let (kind, path) = match find_lockfile(&ws.root) {
         Ok(Some(found)) => found,
-        Ok(None) => return all(first, "it was removed, so no task's key takes a lockfile now".to_string()),
+        Ok(None) => return all(first, "no lockfile is in use now, so no task's key takes one".to_string()),
         Err(e) => return all(first, relative(ws, &e)),
     };
     let file = path.file_name().map_or_else(|| first.to_string(), |n| n.to_string_lossy().into_owned());

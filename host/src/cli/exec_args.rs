@@ -26,8 +26,8 @@ pub struct SelectionArgs {
     pub tasks: Vec<String>,
 
     /// Arguments after `--`, appended (shell-quoted) to the command of each
-    /// named task, not to its dependencies: `vx run test -- --coverage`. A
-    /// named group (no command) refuses them.
+    /// named task, not to its dependencies: `vx run test -- --coverage`.
+    /// Refused for a name that reaches only groups (no command).
     #[arg(last = true, value_name = "ARGS")]
     pub pass_through: Vec<String>,
 

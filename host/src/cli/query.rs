@@ -15,9 +15,9 @@ use crate::graph::Shard;
 use crate::run::{QueriedTask, query};
 
 const QUERY_HELP: &str = "Examples:
-  vx query test --affected=origin/main        the test tasks a change affects, one id a line
+  vx query test --affected=origin/main           the test tasks a change affects, one id a line
   vx query build --filter web... --format json   web's build and its dependencies, as JSON
-  vx query test --shard 2/4 --format json     the second of four parts, each task marked";
+  vx query test --shard 2/4 --format json        the second of four parts, each task marked";
 
 /// List the tasks a run would run, for CI scripts (nothing runs)
 #[derive(Debug, Args)]

@@ -142,3 +142,53 @@ fn a_table_without_command_or_depends_on_is_still_an_error() {
     out.assert_code(2);
     assert!(out.error_line().contains("task `ci` has no command"), "{out}");
 }
+
+#[test]
+fn arguments_after_dashes_for_a_group_are_refused_not_dropped() {
+    let env = ci_group();
+    for args in [&["run", "app#ci", "--", "--fix"][..], &["run", "ci", "--", "--fix"], &["query", "ci", "--", "--fix"]]
+    {
+        let out = env.vx(args);
+        out.assert_code(2);
+        let line = out.error_line();
+        assert!(line.contains("names only groups (app#ci)") && line.contains("after `--`"), "{args:?}\n{out}");
+        assert!(out.stderr.contains("name the tasks that take them"), "{out}");
+    }
+    assert!(env.log().is_empty(), "nothing ran");
+    let out = env.vx(&["run", "app#ci"]);
+    out.assert_success();
+    assert_eq!(env.log_set(), ["build", "lint", "test"], "without arguments it runs as before\n{out}");
+}
+
+#[test]
+fn arguments_after_dashes_reach_the_named_tasks_with_a_command_and_the_groups_beside_them_are_named() {
+    let env = TestEnv::new();
+    env.workspace(&["packages/*"]);
+    // `check` runs a command in `web` and is a group in `ui`, as a package
+    // without the script is in a workspace translated from turbo.
+    env.write("packages/web/vx.toml", &format!("[tasks.check]\ncommand = {:?}\n", log_cmd("web-check")));
+    env.write(
+        "packages/ui/vx.toml",
+        &format!("[tasks.lint]\ncommand = {:?}\n\n[tasks.check]\ndepends-on = [\"lint\"]\n", log_cmd("ui-lint")),
+    );
+    let out = env.vx(&["run", "check", "--", "--strict"]);
+    out.assert_success();
+    assert_eq!(
+        env.log_set(),
+        ["ui-lint", "web-check --strict"],
+        "the task with a command takes them, the group's member does not\n{out}"
+    );
+    let warning = out.stderr.lines().find(|l| l.contains("after `--`")).unwrap_or_else(|| panic!("no note\n{out}"));
+    assert!(warning.contains("ui#check"), "names the group that takes none: {warning}");
+    let query = env.vx(&["query", "check", "--format", "json", "--", "--strict"]);
+    query.assert_success();
+    let doc: serde_json::Value = serde_json::from_str(&query.stdout).expect("JSON");
+    let command =
+        |id: &str| doc["tasks"].as_array().expect("tasks").iter().find(|t| t["id"] == id).expect(id)["command"].clone();
+    assert!(command("web#check").as_str().expect("a shell command").ends_with(" --strict"), "{doc:#}");
+    assert!(
+        command("ui#lint").as_str().expect("a shell command").ends_with("\""),
+        "a dependency runs as configured: {doc:#}"
+    );
+    assert_eq!(command("ui#check"), serde_json::Value::Null);
+}

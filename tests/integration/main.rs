@@ -6,6 +6,8 @@
 mod common;
 
 mod affected;
+mod affected_lockfile;
+mod affected_reasons;
 mod architecture;
 mod bad_input;
 mod big_output;
@@ -53,6 +55,7 @@ mod plugins_hostile;
 mod plugins_oci;
 mod plugins_polyglot;
 mod prune;
+mod query;
 mod reapi_cache;
 mod reapi_download;
 mod reapi_exec;

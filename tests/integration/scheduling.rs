@@ -212,3 +212,64 @@ fn a_bad_memory_flag_is_a_usage_error() {
     out.assert_code(2);
     assert!(out.error_line().contains("--memory expects a size like `8GiB`"), "{out}");
 }
+
+/// Each task's predicted `(start, end)` in a `--dry=json` plan, by id,
+/// and the predicted wall time.
+fn predicted(env: &TestEnv, args: &[&str]) -> (Vec<(String, u64, u64, u64)>, u64) {
+    let out = env.vx(args);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("the plan is JSON");
+    let tasks = plan["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            let p = &t["predicted"];
+            let field = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("a number: {t}"));
+            (t["id"].as_str().expect("id").to_string(), field(&p["start_ms"]), field(&p["end_ms"]), field(&t["eta_ms"]))
+        })
+        .collect();
+    (tasks, plan["prediction"]["wall_ms"].as_u64().expect("a wall time once every task has history"))
+}
+
+#[test]
+fn dry_never_predicts_two_tasks_together_that_a_mutex_or_a_budget_keeps_apart() {
+    let env = TestEnv::new();
+    let m = unique("db");
+    let uncached = "cache = false".to_string();
+    let mutex = format!("mutex = \"{m}\"\n{uncached}");
+    let two_cpus = format!("resources = {{ cpus = 2 }}\n{uncached}");
+    let pause = |name: &str| format!("sleep 0.1; {}", log(name));
+    projects(
+        &env,
+        &[
+            ("a", pause("a"), mutex.clone()),
+            ("b", pause("b"), mutex),
+            ("c", pause("c"), two_cpus.clone()),
+            ("d", pause("d"), two_cpus),
+            ("free", pause("free"), uncached),
+        ],
+    );
+    // One run records every task's duration, which the prediction replays.
+    env.vx(&["run", "t", "--concurrency", "3"]).assert_success();
+    let (tasks, wall) = predicted(&env, &["run", "t", "--concurrency", "3", "--dry=json"]);
+    let at = |id: &str| tasks.iter().find(|t| t.0 == id).unwrap_or_else(|| panic!("{id}: {tasks:?}"));
+    let together = |x: &str, y: &str| {
+        let (a, b) = (at(x), at(y));
+        a.1 < b.2 && b.1 < a.2
+    };
+    for (id, start, end, eta) in &tasks {
+        assert_eq!(end - start, *eta, "{id} is predicted to take its ETA: {tasks:?}");
+        assert!(*eta > 0, "{id} has a recorded duration: {tasks:?}");
+    }
+    assert!(!together("a#t", "b#t"), "a and b share a mutex: {tasks:?}");
+    assert!(!together("c#t", "d#t"), "2 + 2 cpus do not fit in 3: {tasks:?}");
+    assert!(
+        wall >= at("a#t").3 + at("b#t").3,
+        "the mutex's tasks one after another fit in the wall time: {wall} {tasks:?}"
+    );
+    assert_eq!(wall, tasks.iter().map(|t| t.2).max().unwrap_or(0), "the wall time is when the last task ends");
+    let text = env.vx(&["run", "t", "--concurrency", "3", "--dry", "--verbose"]);
+    text.assert_success();
+    assert!(text.stdout.contains("  predicted:  ~"), "each task's predicted span in --verbose\n{text}");
+}

@@ -98,6 +98,8 @@ fn dry_json_matches_its_schema_before_and_after_a_run() {
     env.vx(&["run", "build", "ci"]).assert_success();
     let after = json(env.vx(&["run", "build", "ci", "--dry=json"]).assert_success());
     assert_valid("dry-run.v1.json", &after);
+    assert!(after["tasks"][0]["predicted"].is_object(), "with history, each task's predicted span\n{after:#}");
+    assert_strict("dry-run.v1.json", &after, &["tasks", "0", "predicted"], "end_ms");
     let lib = after["tasks"].as_array().and_then(|t| t.iter().find(|t| t["id"] == "lib#build")).expect("lib#build");
     assert_eq!(lib["cache_status"], "hit-local", "{after:#}");
 
@@ -151,4 +153,31 @@ fn info_json_matches_its_schema_in_and_out_of_a_workspace() {
     assert_valid("info.v1.json", &info);
     assert!(info["workspace"].is_null(), "{info:#}");
     assert!(!info["problems"].as_array().expect("problems").is_empty(), "no workspace is a problem\n{info:#}");
+}
+
+#[test]
+fn query_json_and_the_dry_json_of_affected_and_shard_match_their_schemas() {
+    let env = workspace();
+    env.write(".gitignore", ".vx/\n");
+    env.git_init("main");
+    env.git_commit_all("initial");
+    env.write("packages/lib/src/lib.txt", "changed\n");
+    let plain = json(env.vx(&["query", "build", "ci", "--format", "json"]).assert_success());
+    assert_valid("query.v1.json", &plain);
+    assert_strict("query.v1.json", &plain, &["tasks", "0"], "selected");
+    assert_strict("query.v1.json", &plain, &[], "tasks");
+    let affected =
+        json(env.vx(&["query", "build", "ci", "--affected", "--shard", "1/2", "--format", "json"]).assert_success());
+    assert_valid("query.v1.json", &affected);
+    let tasks = affected["tasks"].as_array().expect("tasks");
+    let lib = tasks.iter().find(|t| t["id"] == "lib#build").unwrap_or_else(|| panic!("lib#build\n{affected:#}"));
+    assert_eq!(lib["reasons"][0]["kind"], "input", "{affected:#}");
+    assert!(tasks.iter().any(|t| t["reasons"].as_array().is_some_and(|r| r.iter().any(|r| r["kind"] == "dependency"))));
+    assert_strict("query.v1.json", &affected, &["tasks", "0", "reasons", "0"], "text");
+    assert_strict("query.v1.json", &affected, &["tasks", "0", "shard"], "role");
+    let dry = json(env.vx(&["run", "build", "ci", "--affected", "--shard", "1/2", "--dry=json"]).assert_success());
+    assert_valid("dry-run.v1.json", &dry);
+    assert!(dry["tasks"][0]["reasons"].is_array() && dry["tasks"][0]["shard"].is_object(), "{dry:#}");
+    assert_strict("dry-run.v1.json", &dry, &["tasks", "0", "reasons", "0"], "kind");
+    assert_strict("dry-run.v1.json", &dry, &["tasks", "0", "shard"], "owner");
 }

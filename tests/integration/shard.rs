@@ -126,3 +126,92 @@ fn a_malformed_shard_is_a_usage_error() {
         assert!(out.stderr.contains("K/N"), "the fix is named: {out}");
     }
 }
+
+/// Each task of a shard's `--dry=json` plan with its `shard` mark:
+/// `(id, role, owner)`.
+fn marks(env: &TestEnv, args: &[&str]) -> Vec<(String, String, Option<u64>)> {
+    let out = env.vx(args);
+    out.assert_success();
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("the plan is JSON");
+    plan["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            let mark = &t["shard"];
+            (
+                t["id"].as_str().expect("id").into(),
+                mark["role"].as_str().expect("a role").into(),
+                mark["owner"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_shards_plan_marks_its_own_tasks_apart_from_other_shards_and_unselected_dependencies() {
+    let env = workspace();
+    let parts: Vec<_> =
+        (1..=2).map(|k| marks(&env, &["run", "build", "--shard", &format!("{k}/2"), "--dry=json"])).collect();
+    let own = |k: usize| -> Vec<&String> { parts[k].iter().filter(|m| m.1 == "own").map(|m| &m.0).collect() };
+    assert_eq!(own(0).len() + own(1).len(), 6, "every build is one shard's own: {parts:?}");
+    assert!(own(0).iter().all(|id| !own(1).contains(id)), "{parts:?}");
+    let mut others = 0;
+    for (k, part) in parts.iter().enumerate() {
+        for (id, role, owner) in part {
+            match role.as_str() {
+                "own" => assert_eq!(*owner, Some(k as u64 + 1), "{id} in shard {}: {part:?}", k + 1),
+                "other" => {
+                    let owner = owner.expect("another shard owns it") as usize;
+                    assert_ne!(owner, k + 1, "{id}");
+                    assert!(own(owner - 1).contains(&id), "{id} is shard {owner}'s own: {parts:?}");
+                    others += 1;
+                }
+                role => panic!("{id}: a selected build is own or other, not {role}: {part:?}"),
+            }
+        }
+    }
+    assert!(others > 0, "some shard needs a build another owns: {parts:?}");
+
+    // `test` named alone: the builds it needs are no shard's.
+    let part = marks(&env, &["run", "test", "--shard", "1/2", "--dry=json"]);
+    for (id, role, owner) in &part {
+        if id.ends_with("#build") {
+            assert_eq!((role.as_str(), *owner), ("dependency", None), "{id}: {part:?}");
+        } else {
+            assert_eq!((role.as_str(), *owner), ("own", Some(1)), "{id}: {part:?}");
+        }
+    }
+    let text = env.vx(&["run", "test", "--shard", "1/2", "--dry"]);
+    text.assert_success();
+    let build = text.stdout.lines().find(|l| l.contains("#build")).expect("a build is planned");
+    assert!(build.ends_with("a dependency no shard selected"), "{text}");
+    let plain = env.vx(&["run", "test", "--dry=json"]);
+    let plain: serde_json::Value = serde_json::from_str(&plain.stdout).expect("JSON");
+    assert!(plain["tasks"][0].get("shard").is_none(), "no mark without --shard");
+}
+
+#[test]
+fn query_marks_a_shards_tasks_as_dry_json_does() {
+    let env = workspace();
+    let out = env.vx(&["query", "build", "--shard", "2/2", "--format", "json"]);
+    out.assert_success();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let from_query: Vec<(String, String, Option<u64>)> = doc["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().into(),
+                t["shard"]["role"].as_str().unwrap().into(),
+                t["shard"]["owner"].as_u64(),
+            )
+        })
+        .collect();
+    let mut from_dry = marks(&env, &["run", "build", "--shard", "2/2", "--dry=json"]);
+    let mut from_query = from_query;
+    from_dry.sort();
+    from_query.sort();
+    assert_eq!(from_query, from_dry);
+}

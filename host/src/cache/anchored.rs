@@ -88,6 +88,13 @@ impl InputMatcher {
         Ok(InputMatcher { project, anchored, anchored_outputs })
     }
 
+    /// Whether only files of the task's own project can be inputs (no
+    /// root-anchored input pattern): `--affected` then looks at no other
+    /// project's changes.
+    pub fn project_only(&self) -> bool {
+        self.anchored.is_none()
+    }
+
     /// Whether a file is an input: `in_project` is its path relative to
     /// the task's project when the project owns it (the deepest project
     /// containing it), `in_root` its path relative to the workspace root.

@@ -149,7 +149,14 @@ impl DepsTable {
 /// (the four dependency tables, as written), empty when it declares none.
 fn root_declared(root: &Path) -> String {
     let Ok(Some(text)) = crate::paths::read_config(&root.join("package.json")) else { return String::new() };
-    let Ok(serde_json::Value::Object(pkg)) = serde_json::from_str::<serde_json::Value>(&text) else {
+    root_dependencies(&text)
+}
+
+/// `deps:HEX` for the dependency declarations of a root `package.json`'s
+/// `text`, as every other project's key takes them; empty when it
+/// declares none (or is not a JSON object). `--affected` compares two.
+pub fn root_dependencies(text: &str) -> String {
+    let Ok(serde_json::Value::Object(pkg)) = serde_json::from_str::<serde_json::Value>(text) else {
         return String::new();
     };
     let tables = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"];

@@ -18,14 +18,16 @@ use crate::graph::{ContinueMode, Filter};
 use crate::report::{LogOrder, LogPrefix, OutputLogs, color_enabled, github_actions};
 use crate::run::{Download, RunOptions, Selection};
 
+/// The selection flags `vx run`, `vx watch` and `vx query` share.
 #[derive(Debug, Clone, Args)]
-pub struct ExecArgs {
+pub struct SelectionArgs {
     /// Tasks to run: `build` (in every selected project) or `web#build`.
     #[arg(value_name = "TASK", add = ArgValueCompleter::new(complete_tasks))]
     pub tasks: Vec<String>,
 
     /// Arguments after `--`, appended (shell-quoted) to the command of each
     /// named task, not to its dependencies: `vx run test -- --coverage`.
+    /// Refused for a name that reaches only groups (no command).
     #[arg(last = true, value_name = "ARGS")]
     pub pass_through: Vec<String>,
 
@@ -36,8 +38,9 @@ pub struct ExecArgs {
     #[arg(long, short = 'F', value_name = "FILTER", add = ArgValueCompleter::new(complete_projects))]
     pub filter: Vec<String>,
 
-    /// Only projects changed against REV (default: the merge base with main,
-    /// else master), including uncommitted and untracked files, plus their dependents.
+    /// Only the named tasks that files changed against REV affect (default:
+    /// the merge base with main, else master), including uncommitted and
+    /// untracked files, plus the tasks that depend on them.
     #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub affected: Option<String>,
 
@@ -49,6 +52,29 @@ pub struct ExecArgs {
     /// the named ones still holds).
     #[arg(long, visible_alias = "exclude-dependencies")]
     pub only: bool,
+}
+
+impl SelectionArgs {
+    /// The selection, its filters parsed (a bad one is a usage error).
+    pub fn selection(self, cwd: &Path) -> Result<Selection> {
+        let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
+        Ok(Selection {
+            tasks: self.tasks,
+            filters,
+            affected: self.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
+            all: self.all,
+            cwd: cwd.to_path_buf(),
+            only: self.only,
+            pass_through: self.pass_through,
+            shard: None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub select: SelectionArgs,
 
     /// The cpus tasks may hold at once: a positive integer or a share of
     /// the cores (`50%`). A task holds one, or its `resources.cpus`.
@@ -181,18 +207,8 @@ impl ExecArgs {
             controls: None,
             download: self.download,
         };
-        let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
+        let selection = self.select.selection(cwd)?;
         let cache_mode = self.cache.as_deref().map(CacheMode::parse).transpose()?.unwrap_or_default();
-        let selection = Selection {
-            tasks: self.tasks,
-            filters,
-            affected: self.affected.map(|a| if a.is_empty() { None } else { Some(a) }),
-            all: self.all,
-            cwd: cwd.to_path_buf(),
-            only: self.only,
-            pass_through: self.pass_through,
-            shard: None,
-        };
         Ok(Prepared { selection, opts, cache_mode, cache_dir: self.cache_dir.map(|d| cwd.join(d)), force: self.force })
     }
 }

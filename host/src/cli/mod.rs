@@ -19,6 +19,7 @@ mod plugin_cmd;
 mod plugin_new;
 mod plugin_verb;
 mod prune;
+mod query;
 mod run;
 mod run_flags;
 mod run_plan;
@@ -61,6 +62,7 @@ enum Commands {
     Run(Box<run::RunArgs>),
     Watch(Box<watch::WatchArgs>),
     Show(show::ShowArgs),
+    Query(query::QueryArgs),
     Last(last::LastArgs),
     Lock(lock::LockArgs),
     History(history::HistoryArgs),
@@ -127,6 +129,7 @@ fn run_cli(argv: Vec<OsString>) -> Result<u8> {
         Commands::Run(a) => run::cmd_run(*a, &cwd, &user_args),
         Commands::Watch(a) => watch::cmd_watch(*a, &cwd, &user_args),
         Commands::Show(a) => show::cmd_show(a, &cwd),
+        Commands::Query(a) => query::cmd_query(a, &cwd),
         Commands::Last(a) => last::cmd_last(a, &cwd),
         Commands::Lock(a) => lock::cmd_lock(a, &cwd),
         Commands::History(a) => history::cmd_history(a, &cwd),

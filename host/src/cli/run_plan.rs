@@ -13,10 +13,10 @@ use super::run_flags::Checked;
 use crate::cache::{Cache, state_dir};
 use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
-use crate::graph::{TaskGraph, to_dot};
+use crate::graph::{Reason, ShardMark, TaskGraph, to_dot};
 use crate::history::{Flakiness, History};
 use crate::report::Step;
-use crate::run::{DryPlan, RunOptions, plan, plan_keys, planned_statuses, predict};
+use crate::run::{DryPlan, Planned, RunOptions, demands, plan_explained, plan_keys, planned_statuses, predict};
 use crate::session::{FrontKind, SessionOptions};
 
 /// A planned run, not yet started.
@@ -25,6 +25,10 @@ pub struct Loaded {
     pub ws: Workspace,
     pub prepared: Prepared,
     pub graph: TaskGraph,
+    /// With `--affected`: why each node was selected.
+    reasons: Option<Vec<Vec<Reason>>>,
+    /// With `--shard`: what each node is to the shard.
+    shard: Option<Vec<ShardMark>>,
     pub cache: Cache,
     /// The arguments as typed, or with the picked task added.
     argv: Vec<String>,
@@ -54,10 +58,10 @@ impl Loaded {
         }
         crate::run::apply_pass_through(&mut ws, &prepared.selection.tasks, &prepared.selection.pass_through);
         let configured = Instant::now();
-        let graph = plan(&ws, &prepared.selection)?;
+        let Planned { graph, reasons, shard } = plan_explained(&ws, &prepared.selection)?;
         let planned = Instant::now();
         let cache = prepared.open_cache(&ws)?;
-        Ok(Loaded { ws, prepared, graph, cache, argv, configured, planned })
+        Ok(Loaded { ws, prepared, graph, reasons, shard, cache, argv, configured, planned })
     }
 
     /// `--graph`, `--dry`, or a selection with nothing to run: what is
@@ -67,7 +71,9 @@ impl Loaded {
         if let Some(path) = &args.graph {
             print_graph(ws, graph, cwd, path)?;
         } else if let Some(format) = args.dry {
-            print_dry(ws, graph, &self.cache, &self.prepared.opts, (format, turbo_dry), args.verbose);
+            let shard = self.shard.as_deref().zip(selection.shard.map(|s| s.count));
+            let dry = Dry { reasons: self.reasons.as_deref(), shard, format, turbo: turbo_dry, verbose: args.verbose };
+            print_dry(ws, graph, &self.cache, &self.prepared.opts, dry);
         } else if !graph.is_empty() {
             return Ok(None);
         } else if let Some(shard) = selection.shard {
@@ -135,16 +141,19 @@ fn print_graph(ws: &Workspace, graph: &TaskGraph, cwd: &Path, path: &Path) -> Re
     std::fs::write(cwd.join(path), dot).map_err(|e| Error::io(format_args!("write {}", path.display()), e))
 }
 
-/// `--dry[=FORMAT]`: the plan with keys, cache statuses, ETAs and how
-/// flaky each task was lately.
-fn print_dry(
-    ws: &Workspace,
-    graph: &TaskGraph,
-    cache: &Cache,
-    opts: &RunOptions,
-    (format, turbo): (Format, bool),
+/// What `--dry` prints besides the plan, and how.
+struct Dry<'a> {
+    reasons: Option<&'a [Vec<Reason>]>,
+    shard: Option<(&'a [ShardMark], usize)>,
+    format: Format,
+    turbo: bool,
     verbose: bool,
-) {
+}
+
+/// `--dry[=FORMAT]`: the plan with keys, cache statuses, ETAs, how flaky
+/// each task was lately and, with `--affected` and `--shard`, why each
+/// task is there.
+fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions, dry: Dry<'_>) {
     // The history is opened while the keys are computed: neither waits
     // for the other.
     let history_path = state_dir(ws).join("history.db");
@@ -164,8 +173,8 @@ fn print_dry(
     let flaky: Vec<Flakiness> = (0..graph.len())
         .map(|n| history.as_ref().map(|h| h.flakiness(&graph.nodes[n].id.to_string())).unwrap_or_default())
         .collect();
-    let prediction = predict(graph, &etas, opts.concurrency);
-    let dry = DryPlan {
+    let prediction = predict(graph, &etas, &demands(ws, graph), opts.budget());
+    let plan = DryPlan {
         ws,
         graph,
         cache,
@@ -176,11 +185,13 @@ fn print_dry(
         prediction,
         run_executor: opts.executor.as_deref(),
         budget: opts.budget(),
+        reasons: dry.reasons,
+        shard: dry.shard,
     };
-    let text = match format {
-        Format::Text => dry.to_text(verbose),
-        Format::Json if turbo => dry.to_turbo_json(),
-        Format::Json => dry.to_json(),
+    let text = match dry.format {
+        Format::Text => plan.to_text(dry.verbose),
+        Format::Json if dry.turbo => plan.to_turbo_json(),
+        Format::Json => plan.to_json(),
     };
     print!("{text}");
 }

@@ -16,9 +16,15 @@
 //! history would weigh measured tasks against guessed ones. The split is
 //! a function of the graph and those weights alone, so every shard of a
 //! CI run computes the same one, given the same history (or none).
+//!
+//! A shard's plan marks each task ([`ShardMark`]): its own, another
+//! shard's (pulled in as a dependency of its own), or a dependency that
+//! was not selected, which no shard owns.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
+
+use serde::Serialize;
 
 use super::build::TaskGraph;
 use crate::error::{Error, Result};
@@ -79,17 +85,66 @@ pub fn assign(graph: &TaskGraph, count: usize, p50: impl Fn(usize) -> Option<Dur
     shard_of
 }
 
+/// Each selected task's shard (from 1), by `(project, task)`.
+pub type Owners = HashMap<(usize, String), usize>;
+
 impl TaskGraph {
     /// The roots `shard` owns, as `(project, task)` pairs to build its graph from.
     pub fn shard_roots(&self, shard: Shard, p50: impl Fn(usize) -> Option<Duration>) -> Vec<(usize, String)> {
-        let owner = assign(self, shard.count, p50);
-        self.roots
-            .iter()
-            .zip(owner)
-            .filter(|&(_, s)| s + 1 == shard.index)
-            .map(|(&r, _)| (self.nodes[r].project, self.nodes[r].id.task.clone()))
-            .collect()
+        self.shard_split(shard, p50).0
     }
+
+    /// The roots `shard` owns, in root order, and the shard that owns
+    /// each root of the whole selection.
+    pub fn shard_split(&self, shard: Shard, p50: impl Fn(usize) -> Option<Duration>) -> (Vec<(usize, String)>, Owners) {
+        let owner = assign(self, shard.count, p50);
+        let mut mine = Vec::new();
+        let mut owners = Owners::new();
+        for (&r, s) in self.roots.iter().zip(owner) {
+            let key = (self.nodes[r].project, self.nodes[r].id.task.clone());
+            if s + 1 == shard.index {
+                mine.push(key.clone());
+            }
+            owners.insert(key, s + 1);
+        }
+        (mine, owners)
+    }
+}
+
+/// What a task in a shard's plan is to that shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShardRole {
+    /// A selected task this shard owns: it runs here and in no other shard.
+    Own,
+    /// A selected task another shard owns, here because a task of this
+    /// shard depends on it: restored from the cache when that shard stored
+    /// it first, built here otherwise.
+    Other,
+    /// Not selected (a dependency the named tasks pull in), so no shard
+    /// owns it: each shard that needs it restores or builds it.
+    Dependency,
+}
+
+/// A task's [`ShardRole`] and the shard (from 1) that owns it, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ShardMark {
+    pub role: ShardRole,
+    pub owner: Option<usize>,
+}
+
+/// Each node of `graph` (a shard's plan) marked for `shard`, given the
+/// owners of the whole selection.
+pub fn shard_marks(graph: &TaskGraph, owners: &Owners, shard: Shard) -> Vec<ShardMark> {
+    graph
+        .nodes
+        .iter()
+        .map(|node| match owners.get(&(node.project, node.id.task.clone())) {
+            Some(&k) if k == shard.index => ShardMark { role: ShardRole::Own, owner: Some(k) },
+            Some(&k) => ShardMark { role: ShardRole::Other, owner: Some(k) },
+            None => ShardMark { role: ShardRole::Dependency, owner: None },
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -148,6 +203,27 @@ mod tests {
         let partial = |n: usize| (n != 3).then(|| Duration::from_secs(if n == 0 { 30 } else { 10 }));
         let owner = assign(&g, 2, partial);
         assert_eq!(owner.iter().filter(|&&s| s == 0).count(), 2, "{owner:?}");
+    }
+
+    #[test]
+    fn a_shards_plan_marks_its_own_other_shards_and_unselected_tasks() {
+        let g = graph(&[("a", &["build"]), ("b", &["build"])]);
+        let shard = Shard { index: 1, count: 2 };
+        let (mine, owners) = g.shard_split(shard, |_| None);
+        assert_eq!(mine, [(0, "build".to_string())]);
+        // This shard's plan: its own a#build, b#build (shard 2's) and an
+        // unselected c#lint that both need.
+        let mut plan = graph(&[("a", &["build"]), ("b", &["build"]), ("c", &["lint"])]);
+        plan.roots.truncate(1);
+        let marks = shard_marks(&plan, &owners, shard);
+        assert_eq!(
+            marks,
+            [
+                ShardMark { role: ShardRole::Own, owner: Some(1) },
+                ShardMark { role: ShardRole::Other, owner: Some(2) },
+                ShardMark { role: ShardRole::Dependency, owner: None },
+            ]
+        );
     }
 
     #[test]

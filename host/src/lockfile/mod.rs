@@ -124,11 +124,19 @@ impl Lockfile {
             });
         }
         let text = read::read_text(path, MAX_LOCKFILE_BYTES)?;
+        Self::parse_text(root, kind, path, &text)
+    }
+
+    /// Reads the `text` of a lockfile of `kind`, named `path` in errors:
+    /// a version that is not on disk (`--affected` reads the base
+    /// revision's from git). Yarn classic resolves through the workspace
+    /// manifests under `root` as they are now.
+    pub fn parse_text(root: &Path, kind: LockfileKind, path: &Path, text: &str) -> Result<Self, LockfileError> {
         let parsed = match kind {
-            LockfileKind::Npm => npm::parse(&text),
-            LockfileKind::Pnpm => pnpm::parse(&text),
-            LockfileKind::Yarn => yarn::parse(&text, root),
-            LockfileKind::Bun => bun::parse(&text),
+            LockfileKind::Npm => npm::parse(text),
+            LockfileKind::Pnpm => pnpm::parse(text),
+            LockfileKind::Yarn => yarn::parse(text, root),
+            LockfileKind::Bun => bun::parse(text),
         };
         let (format, graph) = parsed.map_err(|p| p.at(path))?;
         let text_digest = blake3::hash(text.as_bytes());

@@ -31,6 +31,7 @@ pub const RESERVED_VERBS: &[&str] = &[
     "run",
     "watch",
     "show",
+    "query",
     "last",
     "lock",
     "history",

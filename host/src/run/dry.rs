@@ -3,8 +3,9 @@
 //! (`id  status  ~ETA  executor`, and how often it was flaky lately); with
 //! `--verbose` each task's detail follows. What a task would contend on
 //! (a mutex it shares with other planned tasks, a share over a budget)
-//! ends its line. Keys here are computed from the
-//! files as they are now; a task whose inputs are written by its
+//! ends its line, and so do, with `--affected`, why it was selected and,
+//! with `--shard`, whether it is the shard's own. Keys here are computed
+//! from the files as they are now; a task whose inputs are written by its
 //! dependencies can get a different key in the real run.
 
 use serde_json::json;
@@ -15,7 +16,7 @@ use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::Cache;
 use crate::config::{Command, ExecutorName, Task, Workspace};
-use crate::graph::TaskGraph;
+use crate::graph::{Reason, ShardMark, ShardRole, TaskGraph};
 use crate::history::Flakiness;
 use crate::units::{format_bytes, format_duration};
 
@@ -44,6 +45,10 @@ pub struct DryPlan<'a> {
     pub run_executor: Option<&'a str>,
     /// `--concurrency` and `--memory`, as admission shares them.
     pub budget: Budget,
+    /// With `--affected`: why each node was selected.
+    pub reasons: Option<&'a [Vec<Reason>]>,
+    /// With `--shard`: what each node is to the shard, and the shard count.
+    pub shard: Option<(&'a [ShardMark], usize)>,
 }
 
 impl DryPlan<'_> {
@@ -157,10 +162,11 @@ impl DryPlan<'_> {
                 if let Some(description) = &task.description {
                     entry["description"] = json!(description);
                 }
+                self.add_selection(&mut entry, n);
                 entry
             })
             .collect();
-        let p = self.prediction;
+        let p = &self.prediction;
         let doc = json!({
             "root": ws.root,
             "tasks": tasks,
@@ -173,6 +179,21 @@ impl DryPlan<'_> {
         let mut text = serde_json::to_string_pretty(&doc).expect("plan serializes");
         text.push('\n');
         text
+    }
+
+    /// What only some plans carry: `reasons` with `--affected`, `shard`
+    /// with `--shard`, and `predicted` (start and end) with a prediction.
+    fn add_selection(&self, entry: &mut serde_json::Value, n: usize) {
+        if let Some(reasons) = self.reasons {
+            entry["reasons"] = json!(reasons[n]);
+        }
+        if let Some((marks, _)) = self.shard {
+            entry["shard"] = json!(marks[n]);
+        }
+        if self.predicted() {
+            let (start, end) = self.prediction.schedule[n];
+            entry["predicted"] = json!({ "start_ms": start.as_millis() as u64, "end_ms": end.as_millis() as u64 });
+        }
     }
 
     /// Whether any task has a prediction: with none, a wall time of zero
@@ -221,6 +242,10 @@ impl DryPlan<'_> {
         if !contends.is_empty() {
             notes.push(contends.join("; "));
         }
+        notes.extend(self.shard_note(n));
+        if let Some(reasons) = self.reasons.map(|r| &r[n]).filter(|r| !r.is_empty()) {
+            notes.push(format!("affected: {}", reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")));
+        }
         let flaky = notes.join(" · ");
         [
             self.graph.nodes[n].id.to_string(),
@@ -229,6 +254,17 @@ impl DryPlan<'_> {
             if self.task(n).is_group() { "-".to_string() } else { self.executor(n).to_string() },
             flaky,
         ]
+    }
+
+    /// With `--shard`, what a task that is not the shard's own is doing
+    /// in its plan.
+    fn shard_note(&self, n: usize) -> Option<String> {
+        let (marks, count) = self.shard?;
+        match marks[n] {
+            ShardMark { role: ShardRole::Own, .. } => None,
+            ShardMark { owner: Some(k), .. } => Some(format!("shard {k}/{count}'s, here as a dependency")),
+            ShardMark { owner: None, .. } => Some("a dependency no shard selected".to_string()),
+        }
     }
 
     fn detail(&self, n: usize) -> String {
@@ -275,11 +311,15 @@ impl DryPlan<'_> {
             runs => format!("{} flaky of its last {runs} execution(s)", f.flaky),
         };
         out.push_str(&format!("  history:    {history}\n"));
+        if self.predicted() {
+            let (start, end) = self.prediction.schedule[n];
+            out.push_str(&format!("  predicted:  ~{} to ~{}\n", format_duration(start), format_duration(end)));
+        }
         out
     }
 
     fn totals(&self) -> String {
-        let (p, count) = (self.prediction, self.graph.len());
+        let (p, count) = (&self.prediction, self.graph.len());
         if !self.predicted() {
             return format!("{count} task(s) planned; no prediction: no task has a recorded execution yet\n");
         }

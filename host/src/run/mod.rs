@@ -16,6 +16,7 @@
 //! | `task_lock` | one run of a task at a time across vx processes |
 //! | `locking` | which locks a job takes: its own, its dependencies' shared |
 //! | `spec` | tests: the engine and lifecycle, step by step, on the scripted executor |
+//! | `query` | `vx query`: a selection's planned tasks as data, with reasons and shard marks |
 //! | `verify` | `--verify=determinism`: the requested tasks twice, their outputs compared |
 
 mod admission;
@@ -34,6 +35,7 @@ mod mutex;
 mod options;
 mod pass_through;
 mod plan;
+mod query;
 mod signals;
 #[cfg(test)]
 mod spec;
@@ -46,12 +48,13 @@ pub use controls::Controls;
 pub use download::Download;
 pub use dry::DryPlan;
 pub use engine::{RunOutcome, Session, execute};
-pub use eta::{Prediction, predict};
+pub use eta::{Demand, Prediction, demands, predict};
 pub use exec::{REMOTE_EXECUTOR, WORKSPACE_ROOT_VAR, check_run_executor};
 pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
 pub use lifecycle::dependency_outputs;
 pub use options::RunOptions;
-pub use pass_through::apply_pass_through;
-pub use plan::{Selection, plan, planned_tasks, select_projects};
+pub use pass_through::{apply_pass_through, command_with};
+pub use plan::{Planned, Selection, plan, plan_explained, planned_tasks, select_projects};
+pub use query::{QueriedCommand, QueriedTask, query};
 pub use signals::Signals;
 pub use verify::{Difference, Snapshot};

@@ -2,13 +2,14 @@
 //! `--affected`, the directory the user stands in), which tasks in them,
 //! and everything those tasks depend on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use crate::config::{Workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{
-    Filter, Shard, TaskGraph, TaskId, affected_tasks, apply_filters, changed_files, changed_projects, with_dependents,
+    Filter, Reason, Shard, ShardMark, TaskGraph, TaskId, affected_tasks, apply_filters, changed_projects, changes,
+    shard_marks, with_dependents,
 };
 
 /// The selection flags of `vx run` / `vx watch`.
@@ -47,23 +48,79 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
     Ok(projects)
 }
 
-/// Builds the task graph for a selection. With `--affected`, the named
-/// tasks are kept only where a changed file affects them (inputs, not
-/// merely the project: `graph::affected_tasks`); none left is an empty
-/// graph, which the caller reports as nothing affected. With `--shard`, the
-/// tasks left are split (`graph::shard`) and only this shard's part is
-/// kept, with what it depends on.
-pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
-    let graph = plan_unsharded(ws, sel)?;
-    check_broken(ws, &graph)?;
-    let Some(shard) = sel.shard else { return Ok(graph) };
-    let p50s = crate::history::recorded_p50s(ws, &graph);
-    let roots = graph.shard_roots(shard, |n| p50s.get(&graph.nodes[n].id.to_string()).copied());
-    let sharded = TaskGraph::build(ws, &roots)?;
-    Ok(if sel.only { sharded.only_roots() } else { sharded })
+/// A planned selection: the task graph and what `--affected` and
+/// `--shard` say of each of its nodes.
+#[derive(Debug)]
+pub struct Planned {
+    pub graph: TaskGraph,
+    /// With `--affected`: each node's reasons (`graph::Reason`), empty for
+    /// a dependency that is not affected itself.
+    pub reasons: Option<Vec<Vec<Reason>>>,
+    /// With `--shard`: what each node is to this shard.
+    pub shard: Option<Vec<ShardMark>>,
 }
 
-fn plan_unsharded(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
+/// Builds the task graph for a selection (see [`plan_explained`]).
+pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
+    plan_explained(ws, sel).map(|p| p.graph)
+}
+
+/// Builds the task graph for a selection. With `--affected`, the named
+/// tasks are kept only where a change affects them (inputs, not merely
+/// the project: `graph::affected_tasks`), each with its reasons; none left
+/// is an empty graph, which the caller reports as nothing affected. With
+/// `--shard`, the tasks left are split (`graph::shard`) and only this
+/// shard's part is kept, with what it depends on, each node marked.
+/// Arguments after `--` that no named task can take are refused here.
+pub fn plan_explained(ws: &Workspace, sel: &Selection) -> Result<Planned> {
+    let (graph, reasons) = plan_unsharded(ws, sel)?;
+    check_broken(ws, &graph)?;
+    let (graph, shard) = match sel.shard {
+        None => (graph, None),
+        Some(shard) => {
+            let p50s = crate::history::recorded_p50s(ws, &graph);
+            let (roots, owners) = graph.shard_split(shard, |n| p50s.get(&graph.nodes[n].id.to_string()).copied());
+            let sharded = TaskGraph::build(ws, &roots)?;
+            let sharded = if sel.only { sharded.only_roots() } else { sharded };
+            let marks = shard_marks(&sharded, &owners, shard);
+            (sharded, Some(marks))
+        }
+    };
+    super::pass_through::check_pass_through(ws, &graph, &sel.tasks, &sel.pass_through)?;
+    let reasons = reasons.map(|by_task| {
+        graph
+            .nodes
+            .iter()
+            .map(|node| by_task.get(&(node.project, node.id.task.clone())).cloned().unwrap_or_default())
+            .collect()
+    });
+    Ok(Planned { graph, reasons, shard })
+}
+
+/// Each affected task's reasons, by `(project, task)`.
+type ByTask = HashMap<(usize, String), Vec<Reason>>;
+
+fn plan_unsharded(ws: &Workspace, sel: &Selection) -> Result<(TaskGraph, Option<ByTask>)> {
+    let roots = named_roots(ws, sel)?;
+    let graph = TaskGraph::build(ws, &roots)?;
+    let only = |graph: TaskGraph| if sel.only { graph.only_roots() } else { graph };
+    let Some(rev) = &sel.affected else { return Ok((only(graph), None)) };
+    let affected = affected_tasks(ws, &graph, &changes(ws, rev.as_deref())?)?;
+    let kept: Vec<(usize, String)> = graph
+        .roots
+        .iter()
+        .filter(|n| affected.contains_key(n))
+        .map(|&n| (graph.nodes[n].project, graph.nodes[n].id.task.clone()))
+        .collect();
+    let by_task: ByTask = affected
+        .into_iter()
+        .map(|(n, reasons)| ((graph.nodes[n].project, graph.nodes[n].id.task.clone()), reasons))
+        .collect();
+    Ok((only(TaskGraph::build(ws, &kept)?), Some(by_task)))
+}
+
+/// The `(project, task)` pairs the selection names.
+fn named_roots(ws: &Workspace, sel: &Selection) -> Result<Vec<(usize, String)>> {
     if sel.tasks.is_empty() {
         let mut names: Vec<&str> = ws
             .projects
@@ -92,17 +149,7 @@ fn plan_unsharded(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
             return Err(no_such_task(ws, &projects, spec));
         }
     }
-    let graph = TaskGraph::build(ws, &roots)?;
-    let only = |graph: TaskGraph| if sel.only { graph.only_roots() } else { graph };
-    let Some(rev) = &sel.affected else { return Ok(only(graph)) };
-    let affected = affected_tasks(ws, &graph, &changed_files(ws, rev.as_deref())?)?;
-    let kept: Vec<(usize, String)> = graph
-        .roots
-        .iter()
-        .filter(|n| affected.contains(n))
-        .map(|&n| (graph.nodes[n].project, graph.nodes[n].id.task.clone()))
-        .collect();
-    TaskGraph::build(ws, &kept).map(only)
+    Ok(roots)
 }
 
 fn exact_root(ws: &Workspace, id: &TaskId) -> Result<(usize, String)> {

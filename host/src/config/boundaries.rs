@@ -34,7 +34,7 @@ pub struct TagPattern {
 
 impl TagPattern {
     /// Parses `[!]GLOB`; the error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<TagPattern, String> {
+    pub(super) fn parse(text: &str) -> Result<TagPattern, String> {
         let (negated, glob) = match text.strip_prefix('!') {
             Some(rest) => (true, rest),
             None => (false, text),

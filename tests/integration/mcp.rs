@@ -278,3 +278,12 @@ fn the_client_going_away_ends_the_server_and_its_run() {
     assert_eq!(out.code, 0, "a closed input is the end of the session\n{out}");
     assert_nothing_left(&env, &[], &out);
 }
+
+#[test]
+fn outside_a_workspace_it_is_one_line_and_exit_2_before_any_protocol() {
+    let env = TestEnv::new();
+    let out = env.vx(&["mcp"]);
+    out.assert_code(2);
+    assert!(out.stdout.is_empty(), "stdout is the protocol's: {out}");
+    assert_eq!(out.stderr.lines().filter(|l| l.starts_with("vx: error:")).count(), 1, "{out}");
+}

@@ -25,7 +25,7 @@ use crate::history::{History, HistoryError, KeptLog};
 use crate::session::caller_dir;
 use crate::units::{format_bytes, shell_quote};
 
-/// Print the last invocation as one paste-able line, or with --failed the full logs of its failed tasks.
+/// Print the last invocation as one paste-able line, or its failed logs (--failed).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   $(vx last)                          run the last command again

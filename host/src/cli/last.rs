@@ -121,7 +121,9 @@ fn print_failed(history: &History, args: &LastArgs) -> Result<u8> {
         .map(|t| format!("{} ({})", t.task, t.reason.unwrap_or_else(|| t.status.word().to_string())))
         .collect();
     for task in &unlogged {
-        eprintln!("vx: {task} failed in run #{run} before its command ran: there is no log");
+        eprintln!(
+            "vx: {task} failed in run #{run}, and history kept no log of it: it failed before its command ran, or it is persistent (a server's output is not kept)"
+        );
     }
     if kept.is_empty() && unlogged.is_empty() {
         say_none_failed(history, run, args.task.as_deref())?;
@@ -137,8 +139,9 @@ fn heading(k: &KeptLog) -> String {
     } else {
         String::new()
     };
+    let nothing = if k.bytes == 0 { "; it wrote nothing" } else { "" };
     format!(
-        "vx: {} in run #{}: attempt {} of {} failed ({}){then}{cut}",
+        "vx: {} in run #{}: attempt {} of {} failed ({}){then}{cut}{nothing}",
         k.task, k.run, k.attempt, k.attempts, k.reason
     )
 }

@@ -502,13 +502,17 @@ impl Job {
         let mut cleared = self.clear_outputs().await;
         let mut ran = self.attempt(&mut tries).await;
         while let Some(why) = failure(&ran.status) {
-            a.events.emit(Event::AttemptFailed {
-                task: &a.id,
-                attempt: tries.attempts,
-                exit_code: ran.exit_code,
-                reason: &why,
-                log: &ran.log,
-            });
+            // A persistent task's output is not kept (`execute`): it has
+            // no log to hand on.
+            if a.keep_log {
+                a.events.emit(Event::AttemptFailed {
+                    task: &a.id,
+                    attempt: tries.attempts,
+                    exit_code: ran.exit_code,
+                    reason: &why,
+                    log: &ran.log,
+                });
+            }
             if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
             }

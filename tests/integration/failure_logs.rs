@@ -208,4 +208,7 @@ fn a_run_without_failures_points_at_the_last_run_that_had_one() {
     assert_eq!(named.stdout, "broken\n", "the task's last failure, from an earlier run\n{named}");
     let bad = env.vx(&["last", "--task", "app#test"]);
     bad.assert_code(2);
+    let bare = env.vx(&["last", "--failed", "--task", "app"]);
+    bare.assert_code(2);
+    assert!(bare.error_line().contains("`app` is not a task id"), "{bare}");
 }

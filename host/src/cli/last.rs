@@ -93,6 +93,10 @@ fn chosen_run(history: &History, args: &LastArgs) -> Result<Option<i64>> {
 /// `vx last --failed`: each kept log of the chosen run on stdout, named
 /// on stderr; the failed tasks that have none are named too.
 fn print_failed(history: &History, args: &LastArgs) -> Result<u8> {
+    if let Some(task) = args.task.as_deref().filter(|t| !t.contains('#')) {
+        return Err(Error::usage(format!("`{task}` is not a task id"))
+            .with_hint(format!("name it as history does, PROJECT#TASK: --task {task}#test")));
+    }
     let Some(run) = chosen_run(history, args)? else {
         let task = args.task.as_deref().unwrap_or_default();
         eprintln!("vx: history keeps no failed attempt of {task}: it passed in every run kept, or never ran");

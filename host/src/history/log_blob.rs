@@ -10,6 +10,7 @@
 //! is bounded too: a blob that would inflate past what any vx writes is
 //! refused, not read into memory.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 /// The most of an attempt's output kept from its start (1 MiB).
@@ -48,9 +49,9 @@ impl LogBlob {
 /// `log` whole when it fits in [`KEEP_HEAD`] + [`KEEP_TAIL`]; otherwise
 /// its head, a line saying how many bytes were left out, and its tail.
 /// The `bool` says whether anything was left out.
-pub(crate) fn bounded(log: &[u8]) -> (Vec<u8>, bool) {
+pub(crate) fn bounded(log: &[u8]) -> (Cow<'_, [u8]>, bool) {
     if log.len() <= KEEP_HEAD + KEEP_TAIL {
-        return (log.to_vec(), false);
+        return (Cow::Borrowed(log), false);
     }
     let head_end = cut_after_line(log, KEEP_HEAD);
     let tail_start = cut_before_line(log, log.len() - KEEP_TAIL);
@@ -69,7 +70,7 @@ pub(crate) fn bounded(log: &[u8]) -> (Vec<u8>, bool) {
         .as_bytes(),
     );
     out.extend_from_slice(&log[tail_start..]);
-    (out, true)
+    (Cow::Owned(out), true)
 }
 
 /// Where the head ends: just after the last line end before `at`, when one

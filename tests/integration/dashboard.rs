@@ -343,3 +343,40 @@ fn a_request_for_another_host_is_refused_so_dns_rebinding_reads_nothing() {
         assert!(status.contains(" 200 "), "Host: {host} → {status}");
     }
 }
+
+#[test]
+fn a_failed_tasks_log_and_a_tasks_description_are_served_and_shown() {
+    let env = fixture();
+    env.write(
+        "packages/bad/vx.toml",
+        "[project]\nname = \"bad\"\n\n[tasks.test]\ncommand = \"seq -f 'case %g failed' 1 300; exit 3\"\n\
+         description = \"Runs the bad tests\"\n",
+    );
+    three_runs(&env);
+    let d = Dashboard::start(&env);
+    let listed = &d.ok("api/runs")["runs"];
+    assert_eq!((listed[0]["logs"].as_u64(), listed[1]["logs"].as_u64()), (Some(1), Some(0)), "{listed}");
+
+    let kept = d.ok("api/runs/3/tasks/bad%23test/logs");
+    let log = &kept["logs"][0];
+    let expected: String = (1..=300).map(|i| format!("case {i} failed\n")).collect();
+    assert_eq!(log["text"].as_str(), Some(expected.as_str()), "the whole log\n{kept}");
+    assert_eq!((log["run"].as_i64(), log["attempt"].as_u64(), log["exit_code"].as_i64()), (Some(3), Some(1), Some(3)));
+    assert_eq!((log["reason"].as_str(), log["truncated"].as_bool()), (Some("exit code 3"), Some(false)));
+    for (path, status) in [("api/runs/1/tasks/app%23build/logs", 404), ("api/runs/x/tasks/bad%23test/logs", 400)] {
+        let (got, body) = d.get(path);
+        assert_eq!(got, status, "GET {path}: {body}");
+    }
+
+    let doc = d.ok("api/runs/3");
+    assert_valid(&doc);
+    assert_eq!(task(&doc, "bad#test")["description"], "Runs the bad tests", "the workspace's description");
+    assert_eq!(d.ok("api/tasks/bad%23test/history")["description"], "Runs the bad tests");
+    assert_eq!(d.ok("api/tasks/app%23build/history")["description"], Value::Null);
+
+    let opened = dump_dom_url(&format!("{}#/run/3/task/bad%23test", d.url));
+    assert!(opened.contains("Runs the bad tests"), "the description in the task's pane\n{opened}");
+    assert!(opened.contains("attempt 1 of 1: exit code 3"), "the attempt the log is of\n{opened}");
+    assert!(opened.contains("case 1 failed\ncase 2 failed") && opened.contains("case 300 failed"), "the log\n{opened}");
+    assert!(opened.contains("vx last --failed --run 3 --task bad#test"), "the same log in a terminal\n{opened}");
+}

@@ -27,6 +27,7 @@ mod depends_on;
 mod env_modes;
 mod everyday;
 mod executors;
+mod failure_logs;
 mod failures;
 mod faults;
 mod first_party;

@@ -72,3 +72,22 @@ fn selection_errors_come_before_the_picker() {
     assert_eq!(out.stdout, "", "no candidates are listed when the selection itself fails\n{out}");
     out.error_line();
 }
+
+#[test]
+fn the_picker_shows_descriptions_and_typing_part_of_one_finds_its_task() {
+    let env = workspace();
+    env.write(
+        "packages/lib/vx.toml",
+        "[tasks.build]\ncommand = \"touch ran-build\"\ndescription = \"Compiles the shared library\"\n",
+    );
+    let term = Terminal::start(&env, "run");
+    term.wait_for("lib#build  Compiles the shared library");
+    term.keys(&["-l", "shared libr"]);
+    term.wait_for("> lib#build  Compiles the shared library");
+    term.keys(&["Enter"]);
+    assert_eq!(term.exit_code(), 0, "{}", term.screen());
+    assert!(env.path("packages/lib/ran-build").exists(), "the described task ran");
+    let last = env.vx(&["last"]);
+    last.assert_success();
+    assert_eq!(last.stdout, "vx run lib#build\n", "history records the id, not the description\n{last}");
+}

@@ -131,6 +131,8 @@ fn history_json_and_flaky_json_match_their_schema() {
     assert_valid("history.v1.json", &history);
     assert_strict("history.v1.json", &history, &["0"], "exit_code");
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history:#}");
+    assert_eq!(history[1]["logs"][0]["task"], "app#flaky", "its failed attempt's log is kept\n{history:#}");
+    assert_strict("history.v1.json", &history, &["1", "logs", "0"], "attempt");
     let flaky = json(env.vx(&["history", "--flaky", "--format", "json"]).assert_success());
     assert_valid("history.v1.json", &flaky);
     assert_eq!(flaky[0]["task"], "app#flaky", "{flaky:#}");

@@ -32,7 +32,13 @@ pub fn cmd_dashboard(args: DashboardArgs, cwd: &Path) -> Result<u8> {
     let state = state_dir(&ws);
     let history = History::open(&state.join("history.db"))
         .map_err(|e| Error::internal(format!("could not open .vx/history.db: {e}")))?;
-    let app = Arc::new(App::new(history, state.clone(), LocalStore::new(ws.cache.dir.clone())));
+    let descriptions = ws
+        .projects
+        .iter()
+        .flat_map(|p| p.tasks.values().filter_map(|t| Some((format!("{}#{}", p.name, t.name), t.description.clone()?))))
+        .collect();
+    let app = App::new(history, state.clone(), LocalStore::new(ws.cache.dir.clone())).describing(descriptions);
+    let app = Arc::new(app);
     let runtime = super::exec_args::runtime()?;
     runtime.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};

@@ -1,7 +1,8 @@
 //! The task picker of a bare `vx run`: on a terminal, a fuzzy list of
 //! `project#task` for the selected projects (`--filter`, `--affected`, the
-//! project the user stands in); without one, the candidates on stdout and
-//! a usage error. Selection errors (no git for `--affected`, a bad filter)
+//! project the user stands in), each with its `description`; without one,
+//! the candidates' ids on stdout (one per line, for scripts) and a usage
+//! error. Selection errors (no git for `--affected`, a bad filter)
 //! come first, before any picker opens.
 
 use std::io::IsTerminal;
@@ -13,10 +14,14 @@ use crate::run::{Selection, select_projects};
 /// The `project#task` the user picked.
 pub fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {
     let projects = select_projects(ws, sel)?;
-    let candidates: Vec<String> = projects
+    let described: Vec<(String, Option<&str>)> = projects
         .iter()
-        .flat_map(|&p| ws.projects[p].tasks.keys().map(move |t| format!("{}#{t}", ws.projects[p].name)))
+        .flat_map(|&p| {
+            let project = &ws.projects[p];
+            project.tasks.iter().map(|(t, task)| (format!("{}#{t}", project.name), task.description.as_deref()))
+        })
         .collect();
+    let candidates: Vec<String> = described.iter().map(|(id, _)| id.clone()).collect();
     if candidates.is_empty() {
         return Err(Error::usage("no task to run in the selected projects")
             .with_hint("run `vx show` to list projects and tasks, or widen the selection"));
@@ -30,7 +35,7 @@ pub fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {
     let term = dialoguer::console::Term::stderr();
     let picked = dialoguer::FuzzySelect::new()
         .with_prompt("task to run (type to filter, Enter to run, Esc to cancel)")
-        .items(&candidates)
+        .items(lines(&described))
         .default(0)
         .interact_on_opt(&term);
     let _ = term.show_cursor();
@@ -43,6 +48,20 @@ pub fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {
                 .with_hint("name the task: `vx run PROJECT#TASK`"))
         }
     }
+}
+
+/// Each candidate as the picker lists it: its id, and its description in
+/// a column after the longest id, so typing part of a description finds
+/// the task too.
+fn lines(described: &[(String, Option<&str>)]) -> Vec<String> {
+    let width = described.iter().map(|(id, _)| id.chars().count()).max().unwrap_or(0);
+    described
+        .iter()
+        .map(|(id, description)| match description {
+            Some(d) => format!("{id:<width$}  {d}"),
+            None => id.clone(),
+        })
+        .collect()
 }
 
 fn cancelled() -> Error {
@@ -61,6 +80,12 @@ pub fn with_task(argv: &[String], task: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_line_up_after_the_longest_id() {
+        let described = [("web#build".to_string(), Some("Bundle the site")), ("api#lint".to_string(), None)];
+        assert_eq!(lines(&described), ["web#build  Bundle the site", "api#lint"]);
+    }
 
     #[test]
     fn the_picked_task_follows_run() {

@@ -4,8 +4,8 @@
 //! | file | owns |
 //! |------|------|
 //! | `server` | the HTTP/1.1 listener (hyper), one blocking call per request |
-//! | `routes` | the page and the JSON API: `/api/runs`, `/api/runs/ID`, `/api/tasks/ID/history`, `/api/stats`, `/api/live` |
-//! | `queries` | the runs list with its filters, a task over time, the statistics |
+//! | `routes` | the page and the JSON API: `/api/runs`, `/api/runs/ID`, `/api/runs/ID/tasks/TASK/logs`, `/api/tasks/ID/history`, `/api/stats`, `/api/live` |
+//! | `queries` | the runs list with its filters, a task over time, a task's kept logs, the statistics |
 //! | `run_doc` | a recorded run as the summary document `--summarize` writes |
 //! | `marker` | `.vx/dashboard.json`: a dashboard is up, so runs write live files |
 //! | `live` | the live file of a run in progress, and reading them back |

@@ -1,5 +1,6 @@
 //! The dashboard's reads of history as JSON: the runs list with its
-//! filters, one task over time, and the workspace's statistics. The
+//! filters, one task over time, a task's kept logs in a run, and the
+//! workspace's statistics. The
 //! queries and the figures are `crate::history`'s (typed rows, served by
 //! its indexes, so the first page stays fast with 10,000 runs:
 //! `bench/dashboard.sh`); this file only gives them the API's shape.
@@ -8,12 +9,26 @@ use serde_json::{Value, json};
 
 use crate::history::{History, HistoryError, Invocation, RunFilter, STATS_WINDOW, TaskPoint};
 
-/// The runs matching `filter`, newest first, as the list shows them.
+/// The runs matching `filter`, newest first, as the list shows them,
+/// each with how many failed attempts' logs it kept.
 pub fn runs(history: &History, filter: &RunFilter) -> Result<Vec<Value>, HistoryError> {
-    Ok(history.runs(filter)?.iter().map(run_row).collect())
+    let runs = history.runs(filter)?;
+    let ids: Vec<i64> = runs.iter().map(|i| i.id).collect();
+    let logs = history.kept_logs_of(&ids)?;
+    Ok(runs.iter().map(|i| run_row(i, logs.get(&i.id).map_or(0, Vec::len))).collect())
 }
 
-fn run_row(i: &Invocation) -> Value {
+/// The kept logs of `task` in run `run`, each attempt with its output;
+/// `None` when it kept none.
+pub fn task_logs(history: &History, run: i64, task: &str) -> Result<Option<Value>, HistoryError> {
+    let mut logs = Vec::new();
+    for kept in history.kept_logs(run)?.into_iter().filter(|k| k.task == task) {
+        logs.extend(history.attempt_log(run, task, kept.attempt)?);
+    }
+    Ok((!logs.is_empty()).then(|| json!({"run": run, "task": task, "logs": logs})))
+}
+
+fn run_row(i: &Invocation, logs: usize) -> Value {
     json!({
         "id": i.id,
         "command": i.command,
@@ -27,6 +42,7 @@ fn run_row(i: &Invocation) -> Value {
         "branch": i.detail.branch,
         "git_commit": i.detail.git_commit,
         "tags": i.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "logs": logs,
     })
 }
 

@@ -4,13 +4,14 @@
 //! [`App::respond`] off the async runtime. Bad input (an unknown run, a
 //! number that is not one) is a 4xx with `{"error": …}`, never a panic.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::queries::{runs, stats, task_history};
+use super::queries::{runs, stats, task_history, task_logs};
 use super::{live::read_live, marker::live_dir, page, run_doc::recorded_document};
 use crate::cache::{LocalStore, StoreStats};
 use crate::history::{History, HistoryError, RunFilter};
@@ -42,18 +43,32 @@ impl Response {
     }
 }
 
-/// What the routes read: history, the live files and the local store.
+/// What the routes read: history, the live files, the local store, and
+/// the tasks' descriptions as the workspace gave them when the dashboard
+/// started (history keeps none).
 #[derive(Debug)]
 pub struct App {
     history: Mutex<History>,
     state_dir: PathBuf,
     store: LocalStore,
     store_stats: Mutex<Option<(Instant, StoreStats)>>,
+    descriptions: HashMap<String, String>,
 }
 
 impl App {
     pub fn new(history: History, state_dir: PathBuf, store: LocalStore) -> App {
-        App { history: Mutex::new(history), state_dir, store, store_stats: Mutex::new(None) }
+        App {
+            history: Mutex::new(history),
+            state_dir,
+            store,
+            store_stats: Mutex::new(None),
+            descriptions: HashMap::new(),
+        }
+    }
+
+    /// Describes tasks (`project#task` to its `description`) in the views.
+    pub fn describing(self, descriptions: HashMap<String, String>) -> App {
+        App { descriptions, ..self }
     }
 
     /// The answer to `method path?query`.
@@ -68,6 +83,7 @@ impl App {
             [] => Response { status: 200, content_type: "text/html; charset=utf-8", body: page::render().into_bytes() },
             ["api", "runs"] => self.runs(query),
             ["api", "runs", id] => self.run(id),
+            ["api", "runs", id, "tasks", task, "logs"] => self.logs(id, task),
             ["api", "tasks", task, "history"] => self.task(task),
             ["api", "stats"] => self.stats(),
             ["api", "live"] => Response::json(200, &json!({"runs": read_live(&live_dir(&self.state_dir))})),
@@ -99,15 +115,41 @@ impl App {
             return Response::error(400, format!("`{id}` is not a run id: ids are numbers, as `vx history` shows"));
         };
         match self.read(|h| recorded_document(h, id)) {
-            Ok(Some(doc)) => Response::json(200, &doc),
+            Ok(Some(mut doc)) => {
+                for task in doc["tasks"].as_array_mut().into_iter().flatten() {
+                    let described = task["id"].as_str().and_then(|id| self.descriptions.get(id));
+                    if let (Some(description), None) = (described, task.get("description")) {
+                        task["description"] = json!(description);
+                    }
+                }
+                Response::json(200, &doc)
+            }
             Ok(None) => Response::error(404, format!("no run {id} in .vx/history.db")),
+            Err(response) => response,
+        }
+    }
+
+    /// The output of `task`'s failed attempts in run `id`, as history kept it.
+    fn logs(&self, id: &str, task: &str) -> Response {
+        let Ok(id) = id.parse::<i64>() else {
+            return Response::error(400, format!("`{id}` is not a run id: ids are numbers, as `vx history` shows"));
+        };
+        match self.read(|h| task_logs(h, id, task)) {
+            Ok(Some(doc)) => Response::json(200, &doc),
+            Ok(None) => Response::error(
+                404,
+                format!("run {id} kept no log of {task}: it did not fail there, or failed before its command ran"),
+            ),
             Err(response) => response,
         }
     }
 
     fn task(&self, task: &str) -> Response {
         match self.read(|h| task_history(h, task)) {
-            Ok(Some(doc)) => Response::json(200, &doc),
+            Ok(Some(mut doc)) => {
+                doc["description"] = json!(self.descriptions.get(task));
+                Response::json(200, &doc)
+            }
             Ok(None) => Response::error(404, format!("no run of {task} in .vx/history.db")),
             Err(response) => response,
         }

@@ -58,7 +58,13 @@ fn task_result(t: RecordedTask, origin: Instant) -> (TaskResult, Option<String>,
             .map(|cpu| Usage { cpu: millis(cpu), peak_rss_bytes: t.peak_rss_bytes.unwrap_or(0).max(0) as u64 }),
         ..TaskResult::not_run(t.task.clone(), t.status)
     };
-    let plan = t.executor.map(|executor| PlannedTask { id: t.task, executor, dependencies: t.dependencies });
+    // History keeps no description: the dashboard adds the workspace's.
+    let plan = t.executor.map(|executor| PlannedTask {
+        id: t.task,
+        executor,
+        dependencies: t.dependencies,
+        description: None,
+    });
     (result, t.reason, plan)
 }
 

@@ -59,6 +59,11 @@ pub enum Event<'a> {
     /// A step of a task took this time (for `--profile`): emitted when the
     /// step ends.
     Span { task: &'a str, phase: Phase, start: Instant, end: Instant },
+    /// An attempt at a task's command failed or timed out (whether or not
+    /// a retry follows): `log` is all of its output the executor kept
+    /// (bounded as [`output::BoundedLog`] bounds it). History keeps it. A
+    /// persistent task's output is not kept, and its failures have none.
+    AttemptFailed { task: &'a str, attempt: u32, exit_code: Option<i32>, reason: &'a str, log: &'a [u8] },
     /// A task is settled: ran (or restored) and ended, with its status,
     /// duration, cache outcome and, when it was keyed, the key's manifest.
     Finished { result: &'a TaskResult, manifest: Option<&'a KeyManifest> },

@@ -1,15 +1,25 @@
-//! History as a run-event subscriber: the invocation, every task's result
-//! and every keyed task's manifest are written to `.vx/history.db` when
-//! the run finishes, and what `[history] keep` no longer keeps is pruned
-//! in the same transaction. The recorded id is published for the
-//! subscribers after this one (`--summarize` names its file with it).
+//! History as a run-event subscriber: the invocation, every task's result,
+//! the output of every failed attempt and every keyed task's manifest are
+//! written to `.vx/history.db` when the run finishes, and what
+//! `[history] keep` no longer keeps is pruned in the same transaction.
+//! The recorded id is published for the subscribers after this one
+//! (`--summarize` names its file with it).
+//!
+//! A failed attempt's output reaches the recorder once, borrowed, in
+//! `AttemptFailed` (the executor keeps every attempt's output anyway, for
+//! the cache and the report's tail). The recorder bounds and compresses it
+//! there, on the task's thread, and writes it to the run's [`Spill`] file:
+//! what waits for the end of the run is a few numbers per failed attempt,
+//! not its output. A run in which nothing fails pays nothing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime};
 
+use super::log_blob::LogBlob;
 use super::rows::{Invocation, InvocationDetail, TaskRunRecord};
+use super::spill::{FailedAttempt, Spill};
 use super::store::History;
 use crate::cache::KeyManifest;
 use crate::config::HistoryKeep;
@@ -28,6 +38,8 @@ pub(crate) struct HistoryRecorder {
     planned: Arc<[PlannedTask]>,
     keep: HistoryKeep,
     recorded: Arc<OnceLock<i64>>,
+    /// The failed attempts so far, their logs in an unnamed file.
+    failed: Mutex<Spill>,
 }
 
 impl HistoryRecorder {
@@ -62,6 +74,7 @@ impl HistoryRecorder {
             planned: info.tasks.clone(),
             keep: HistoryKeep::default(),
             recorded: Arc::default(),
+            failed: Mutex::new(Spill::new(db.parent().unwrap_or(Path::new(".")))),
         }
     }
 
@@ -90,19 +103,50 @@ impl HistoryRecorder {
         let planned: HashMap<&str, &PlannedTask> = self.planned.iter().map(|t| (t.id.as_str(), t)).collect();
         let runs: Vec<TaskRunRecord> =
             summary.results.iter().map(|r| run_record(r, self.origin, planned.get(r.id.as_str()).copied())).collect();
-        match History::open(&self.db).and_then(|mut h| h.record(&invocation, &runs, manifests, self.keep)) {
+        let mut failed = std::mem::replace(
+            &mut *self.failed.lock().unwrap_or_else(PoisonError::into_inner),
+            Spill::new(Path::new("")),
+        );
+        let recorded = History::open(&self.db)
+            .and_then(|mut h| h.record_with_logs(&invocation, &runs, manifests, &mut failed, self.keep));
+        match recorded {
             Ok(id) => {
                 let _ = self.recorded.set(id);
             }
             Err(e) => tracing::warn!("could not record this run in .vx/history.db: {e}"),
         }
     }
+
+    /// Keeps a failed attempt's output until the run is recorded.
+    fn keep_log(&self, attempt: FailedAttempt, log: &[u8]) {
+        let kept = LogBlob::of(log)
+            .and_then(|blob| self.failed.lock().unwrap_or_else(PoisonError::into_inner).push(attempt.clone(), &blob));
+        // Warned once the lock is let go: the warning comes back through
+        // the bus.
+        if let Err(e) = kept {
+            tracing::warn!("could not keep the log of {} (attempt {}) for history: {e}", attempt.task, attempt.attempt);
+        }
+    }
 }
 
 impl Subscriber for HistoryRecorder {
     fn on(&self, event: &Event<'_>) {
-        if let Event::RunFinished { summary, interrupted, manifests } = event {
-            self.record(summary, summary.exit_code(*interrupted), manifests);
+        match *event {
+            Event::AttemptFailed { task, attempt, exit_code, reason, log } => {
+                let attempt = FailedAttempt {
+                    task: task.to_string(),
+                    attempt,
+                    exit_code,
+                    reason: reason.to_string(),
+                    bytes: 0,
+                    truncated: false,
+                };
+                self.keep_log(attempt, log);
+            }
+            Event::RunFinished { summary, interrupted, manifests } => {
+                self.record(summary, summary.exit_code(interrupted), manifests);
+            }
+            _ => {}
         }
     }
 }

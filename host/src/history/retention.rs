@@ -1,7 +1,7 @@
 //! `[history] keep`: invocations past the workspace's bound (an age or a
 //! number of runs) are deleted as runs are recorded, inside the recording
-//! transaction, so history, and a run's cost of writing to it, stop
-//! growing.
+//! transaction, with their task runs and the logs of their failed
+//! attempts, so history, and a run's cost of writing to it, stop growing.
 //!
 //! Finding what to delete reads the invocations newest first by their
 //! primary key and stops at the bound, and the deletes are ranges of
@@ -57,11 +57,13 @@ fn last_dropped(tx: &Transaction<'_>, keep: HistoryKeep, now_ms: i64) -> rusqlit
     }
 }
 
-/// Deletes the invocations `keep` no longer keeps, their task runs, and
-/// the plans no kept invocation names; returns how many invocations went.
+/// Deletes the invocations `keep` no longer keeps, their task runs and
+/// kept logs, and the plans no kept invocation names; returns how many
+/// invocations went.
 pub(super) fn prune(tx: &Transaction<'_>, keep: HistoryKeep, now_ms: i64) -> rusqlite::Result<usize> {
     let Some(last) = last_dropped(tx, keep, now_ms)? else { return Ok(0) };
     tx.prepare_cached("DELETE FROM task_runs WHERE invocation <= ?1")?.execute(params![last])?;
+    tx.prepare_cached("DELETE FROM task_logs WHERE invocation <= ?1")?.execute(params![last])?;
     let dropped = tx.prepare_cached("DELETE FROM invocations WHERE id <= ?1")?.execute(params![last])?;
     tx.prepare_cached("DELETE FROM plans WHERE hash NOT IN (SELECT plan FROM invocations WHERE plan IS NOT NULL)")?
         .execute([])?;

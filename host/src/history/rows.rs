@@ -168,3 +168,44 @@ pub(crate) struct RecordedTask {
     pub(crate) dependencies: Vec<String>,
     pub(crate) reason: Option<String>,
 }
+
+/// A failed attempt whose output history kept, without the output:
+/// what `vx history`, `vx last --failed` and the dashboard list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptLog {
+    /// The run (invocation) it failed in, as `vx history` numbers runs.
+    pub run: i64,
+    /// `project#task`.
+    pub task: String,
+    /// Which attempt failed: 1 for the first.
+    pub attempt: u32,
+    /// How many attempts the task made in that run.
+    pub attempts: u32,
+    /// The task passed on a later attempt of that run.
+    pub flaky: bool,
+    /// The exit code of the attempt's process, when it exited.
+    pub exit_code: Option<i32>,
+    /// Why the attempt failed: `exit code 1`, `timed out after 5s`, ….
+    pub reason: String,
+    /// How many bytes of output the attempt wrote (as vx kept them:
+    /// past 32 MiB an executor keeps its first 24 and last 8 MiB).
+    pub bytes: u64,
+    /// Its middle was left out (it wrote more than history keeps: the
+    /// first and the last MiB), and a line in the text says where and how
+    /// much.
+    pub truncated: bool,
+    /// When the run started, in milliseconds since the Unix epoch.
+    pub started_ms: i64,
+}
+
+/// The output of a failed attempt, as history kept it
+/// ([`History::failed_log`](super::History::failed_log)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedLog {
+    /// Which attempt of which task in which run, and how it ended.
+    #[serde(flatten)]
+    pub about: KeptLog,
+    /// The output as the task wrote it (stdout and stderr interleaved,
+    /// bytes that are not UTF-8 replaced), cut as `about.truncated` says.
+    pub text: String,
+}

@@ -41,12 +41,12 @@ CREATE TABLE IF NOT EXISTS manifests (
 ";
 
 /// The version [`migrate`] brings a database to.
-pub(super) const LATEST: i64 = 2;
+pub(super) const LATEST: i64 = 3;
 
 /// Each migration takes the database from its index's version to the
 /// next. Adding one: append it, and a test that a database of the version
 /// before reads back.
-const MIGRATIONS: [fn(&Connection) -> rusqlite::Result<()>; LATEST as usize] = [to_v1, to_v2];
+const MIGRATIONS: [fn(&Connection) -> rusqlite::Result<()>; LATEST as usize] = [to_v1, to_v2, to_v3];
 
 /// The schema's version.
 pub(super) fn version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -86,6 +86,29 @@ fn to_v1(conn: &Connection) -> rusqlite::Result<()> {
 /// task, about a twelfth of the run's wall time (docs/bench.md).
 fn to_v2(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("DROP INDEX IF EXISTS task_runs_by_task")
+}
+
+/// 2 → 3: `task_logs`, the output of failed attempts (`log_blob`: bounded,
+/// zstd). One row per failed attempt of a task in a run, keyed by the
+/// run first, so `[history] keep` deletes a pruned run's logs as a range
+/// of the key, as it does its task runs; `task_logs_by_task` serves "the
+/// last failed log of TASK". Rows are written only for failed attempts: a
+/// run that passes writes none, and its cost stays what it was.
+fn to_v3(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS task_logs (
+             invocation INTEGER NOT NULL,
+             task TEXT NOT NULL,
+             attempt INTEGER NOT NULL,
+             exit_code INTEGER,
+             reason TEXT NOT NULL,
+             bytes INTEGER NOT NULL,
+             truncated INTEGER NOT NULL,
+             log BLOB NOT NULL,
+             PRIMARY KEY (invocation, task, attempt)
+         );
+         CREATE INDEX IF NOT EXISTS task_logs_by_task ON task_logs(task, invocation, attempt);",
+    )
 }
 
 /// A database made before retries existed has no `attempts` column, one

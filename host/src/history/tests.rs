@@ -1,14 +1,17 @@
 //! The room's behaviour against real SQLite files: what is recorded reads
 //! back through every query, a database an earlier vx wrote opens and is
-//! migrated once, and `[history] keep` prunes by count and by age.
+//! migrated once, `[history] keep` prunes by count and by age, and the
+//! logs of failed attempts read back and are pruned with their runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
+use super::log_blob::LogBlob;
 use super::rows::TaskRunRecord;
 use super::schema::{LATEST, TABLES, version};
+use super::spill::{FailedAttempt, Spill};
 use super::stats::{MissedTask, SavedDay, SlowTask};
 use super::*;
 use crate::config::HistoryKeep;
@@ -262,4 +265,102 @@ fn the_reads_of_every_task_use_an_index_without_task_runs_by_task() {
         let plan = plan(sql);
         assert!(plan.contains("USING INDEX task_runs_executions") && !plan.contains("TEMP B-TREE"), "{plan}");
     }
+}
+
+/// A spill holding the failed attempts `(task, attempt, output)`.
+fn failing(dir: &Path, attempts: &[(&str, u32, &[u8])]) -> Spill {
+    let mut spill = Spill::new(dir);
+    for &(task, attempt, log) in attempts {
+        let failed = FailedAttempt {
+            task: task.into(),
+            attempt,
+            exit_code: Some(attempt as i32),
+            reason: format!("exit code {attempt}"),
+            bytes: 0,
+            truncated: false,
+        };
+        spill.push(failed, &LogBlob::of(log).unwrap()).unwrap();
+    }
+    spill
+}
+
+#[test]
+fn failed_attempts_logs_read_back_by_task_and_by_run() {
+    let (dir, path) = scratch();
+    let mut h = History::open(&path).unwrap();
+    let failed =
+        TaskRunRecord { status: "failed", attempts: 2, exit_code: Some(2), ..run("a#test", CacheOutcome::Miss, 5) };
+    let flaky = TaskRunRecord { attempts: 2, ..run("b#test", CacheOutcome::Miss, 5) };
+    let mut logs =
+        failing(dir.path(), &[("a#test", 1, b"a one\n"), ("b#test", 1, b"b one\n"), ("a#test", 2, b"a two\n")]);
+    let first = h.record_with_logs(&invocation(1), &[failed, flaky], &[], &mut logs, KEEP_ALL).unwrap();
+    let passed = h.record(&invocation(2), &[run("a#test", CacheOutcome::Miss, 5)], &[], KEEP_ALL).unwrap();
+
+    let last = h.failed_log("a#test", None).unwrap().expect("a#test failed in the first run");
+    assert_eq!((last.about.run, last.about.attempt, last.about.attempts), (first, 2, 2), "its last failed attempt");
+    assert_eq!(
+        (last.about.exit_code, last.about.reason.as_str(), last.text.as_str()),
+        (Some(2), "exit code 2", "a two\n")
+    );
+    assert!(!last.about.flaky && !last.about.truncated);
+    assert_eq!(last.about.started_ms, 1);
+    let flaky = h.failed_log("b#test", Some(first)).unwrap().expect("b#test's failed attempt");
+    assert!(flaky.about.flaky, "b#test passed on its second attempt");
+    assert_eq!(flaky.text, "b one\n");
+    assert_eq!(h.failed_log("a#test", Some(passed)).unwrap(), None, "it passed in the second run");
+    assert_eq!(h.failed_log("c#test", None).unwrap(), None);
+    assert_eq!(h.attempt_log(first, "a#test", 1).unwrap().map(|l| l.text), Some("a one\n".into()));
+
+    let kept: Vec<(String, u32)> = h.kept_logs(first).unwrap().into_iter().map(|k| (k.task, k.attempt)).collect();
+    assert_eq!(kept, [("a#test".into(), 1), ("b#test".into(), 1), ("a#test".into(), 2)], "in the order they failed");
+    assert!(h.kept_logs(passed).unwrap().is_empty(), "a run that passed keeps no log");
+    let by_run = h.kept_logs_of(&[first, passed]).unwrap();
+    assert_eq!((by_run[&first].len(), by_run.get(&passed)), (3, None));
+    assert_eq!(h.last_run_with_logs().unwrap(), Some(first));
+}
+
+#[test]
+fn a_pruned_runs_logs_go_with_it() {
+    let (dir, path) = scratch();
+    let mut h = History::open(&path).unwrap();
+    for n in 0..4 {
+        let failed = TaskRunRecord { status: "failed", ..run("a#test", CacheOutcome::Miss, 5) };
+        let mut logs = failing(dir.path(), &[("a#test", 1, format!("run {n}\n").as_bytes())]);
+        h.record_with_logs(&invocation(n), &[failed], &[], &mut logs, HistoryKeep::Runs(2)).unwrap();
+    }
+    assert_eq!(ids(&h), [4, 3]);
+    let rows: i64 = h.conn.query_row("SELECT COUNT(*) FROM task_logs", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 2, "the logs of the two runs kept, no more");
+    assert_eq!(h.failed_log("a#test", Some(2)).unwrap(), None);
+    assert_eq!(h.failed_log("a#test", None).unwrap().map(|l| l.text), Some("run 3\n".into()));
+}
+
+#[test]
+fn a_database_of_version_2_gains_task_logs_and_keeps_its_runs() {
+    let (dir, path) = scratch();
+    {
+        let mut h = History::open(&path).unwrap();
+        h.record(&invocation(1), &[run("a#test", CacheOutcome::Miss, 5)], &[], KEEP_ALL).unwrap();
+        h.conn.execute_batch("DROP TABLE task_logs; PRAGMA user_version = 2;").unwrap();
+    }
+    let mut h = History::open(&path).unwrap();
+    assert_eq!(version(&h.conn).unwrap(), LATEST);
+    assert_eq!(ids(&h), [1]);
+    let failed = TaskRunRecord { status: "failed", ..run("a#test", CacheOutcome::Miss, 5) };
+    let mut logs = failing(dir.path(), &[("a#test", 1, b"kept\n")]);
+    let id = h.record_with_logs(&invocation(2), &[failed], &[], &mut logs, KEEP_ALL).unwrap();
+    assert_eq!(h.failed_log("a#test", None).unwrap().map(|l| (l.about.run, l.text)), Some((id, "kept\n".into())));
+}
+
+#[test]
+fn a_log_whose_run_is_gone_is_never_read() {
+    let (dir, path) = scratch();
+    let mut h = History::open(&path).unwrap();
+    let failed = TaskRunRecord { status: "failed", ..run("a#test", CacheOutcome::Miss, 5) };
+    let mut logs = failing(dir.path(), &[("a#test", 1, b"orphan\n")]);
+    h.record_with_logs(&invocation(1), &[failed], &[], &mut logs, KEEP_ALL).unwrap();
+    // What an older vx's prune, which knows no task_logs, leaves behind.
+    h.conn.execute_batch("DELETE FROM task_runs; DELETE FROM invocations;").unwrap();
+    assert_eq!(h.failed_log("a#test", None).unwrap(), None);
+    assert_eq!(h.last_run_with_logs().unwrap(), None);
 }

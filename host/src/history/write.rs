@@ -1,13 +1,16 @@
 //! Recording an invocation: its row, its task runs, its plan (once per
-//! distinct plan) and the manifests whose key moved, in one transaction
-//! with the pruning `[history] keep` asks for.
+//! distinct plan), the logs of its failed attempts and the manifests whose
+//! key moved, in one transaction with the pruning `[history] keep` asks
+//! for.
 
 use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{TransactionBehavior, params};
 
+use super::logs::insert_logs;
 use super::retention;
 use super::rows::{Invocation, TaskRunRecord};
+use super::spill::Spill;
 use super::store::{History, HistoryError};
 use crate::cache::KeyManifest;
 use crate::config::HistoryKeep;
@@ -114,11 +117,28 @@ impl History {
     /// Records an invocation and its task runs in one transaction, and
     /// prunes what `keep` no longer keeps (the invocation just recorded
     /// always stays). Returns the invocation's id.
+    #[cfg(test)]
     pub(crate) fn record(
         &mut self,
         invocation: &Invocation,
         runs: &[TaskRunRecord],
         manifests: &[(String, String, KeyManifest)],
+        keep: HistoryKeep,
+    ) -> Result<i64, HistoryError> {
+        let mut none = Spill::new(std::path::Path::new(""));
+        self.record_with_logs(invocation, runs, manifests, &mut none, keep)
+    }
+
+    /// Records an invocation, its task runs and the logs of its failed
+    /// attempts (`logs`) in one transaction, and prunes what `keep` no
+    /// longer keeps (the invocation just recorded always stays). Returns
+    /// the invocation's id.
+    pub(crate) fn record_with_logs(
+        &mut self,
+        invocation: &Invocation,
+        runs: &[TaskRunRecord],
+        manifests: &[(String, String, KeyManifest)],
+        logs: &mut Spill,
         keep: HistoryKeep,
     ) -> Result<i64, HistoryError> {
         self.defer_checkpoint()?;
@@ -129,6 +149,7 @@ impl History {
         let plan = record_plan(&tx, runs)?;
         let id = insert_invocation(&tx, invocation, plan)?;
         insert_task_runs(&tx, id, runs)?;
+        insert_logs(&tx, id, logs)?;
         update_manifests(&tx, manifests)?;
         retention::prune(&tx, keep, invocation.ended_ms)?;
         tx.commit()?;

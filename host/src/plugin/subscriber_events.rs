@@ -59,7 +59,11 @@ pub(super) fn to_wit(event: &Event<'_>, clock: &WallClock) -> Option<wit::Event>
             tasks: tasks.to_vec(),
             concurrency: u32::try_from(concurrency).unwrap_or(u32::MAX),
         }),
-        Event::Waiting { .. } | Event::Output { .. } | Event::Ready { .. } => return None,
+        // A failed attempt's log is history's; subscribers hear of the
+        // attempt in the task's note and its result.
+        Event::Waiting { .. } | Event::Output { .. } | Event::Ready { .. } | Event::AttemptFailed { .. } => {
+            return None;
+        }
         Event::Started { task, key, executor } => wit::EventKind::TaskStarted(wit::TaskStarted {
             task: task.to_string(),
             key: key.map(str::to_string),

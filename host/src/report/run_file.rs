@@ -42,6 +42,8 @@ pub struct PlannedTask {
     pub id: String,
     pub executor: String,
     pub dependencies: Vec<String>,
+    /// Its `description`, when the workspace gives one.
+    pub description: Option<String>,
 }
 
 /// Where a file about the run goes: the path given with the flag, or
@@ -193,7 +195,7 @@ pub fn invocation_of(info: &RunInfo, id: Option<i64>, wall_ms: u64, exit_code: O
 
 fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value {
     let (project, name) = r.id.split_once('#').unwrap_or((r.id.as_str(), ""));
-    json!({
+    let mut task = json!({
         "id": r.id,
         "project": project,
         "task": name,
@@ -211,7 +213,12 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
         "cpu_ms": r.usage.map(|u| u.cpu.as_millis() as u64),
         "peak_rss_bytes": r.usage.map(|u| u.peak_rss_bytes),
         "dependencies": planned.map(|p| p.dependencies.clone()).unwrap_or_default(),
-    })
+    });
+    // Only a described task carries `description`, as in `vx show`.
+    if let Some(description) = planned.and_then(|p| p.description.as_deref()) {
+        task["description"] = json!(description);
+    }
+    task
 }
 
 /// Why a task failed, timed out or was skipped, as summaries and history
@@ -247,6 +254,7 @@ mod tests {
                 id: "web#build".into(),
                 executor: "local".into(),
                 dependencies: vec!["ui#build".into()],
+                description: None,
             }]
             .into(),
         };

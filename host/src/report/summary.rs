@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::style::Style;
 use crate::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
 use crate::guard::Usage;
-use crate::units::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration, shell_quote};
 
 impl RunSummary {
     /// The summary block, ending with a newline.
@@ -65,6 +65,35 @@ impl RunSummary {
 }
 
 impl RunSummary {
+    /// The line after the summary that says how to print again the full
+    /// output of the attempts that failed (of failed and flaky tasks),
+    /// which history keeps; `None` when no attempt failed. A task that
+    /// failed before its command ran wrote nothing to keep.
+    pub fn log_hint(&self, style: Style) -> Option<String> {
+        let logged: Vec<&str> = self
+            .results
+            .iter()
+            .filter(|r| {
+                r.is_flaky() || (r.attempts > 0 && matches!(r.status, TaskStatus::Failed(_) | TaskStatus::TimedOut(_)))
+            })
+            .map(|r| r.id.as_str())
+            .collect();
+        match logged.as_slice() {
+            [] => None,
+            [one] => Some(format!(
+                "{} vx last --failed --task {}
+",
+                style.bold("Full log:"),
+                shell_quote(one)
+            )),
+            many => Some(format!(
+                "{} vx last --failed ({} tasks; one of them: --task ID)\n",
+                style.bold("Full logs:"),
+                many.len()
+            )),
+        }
+    }
+
     /// `--summary`: the slowest tasks that ran, and the cache hit rate.
     pub fn render_details(&self) -> String {
         let mut ran: Vec<&TaskResult> = self
@@ -120,6 +149,25 @@ mod tests {
         assert_eq!(format_bytes(3 * 1024 + 400), "3.4 KiB");
         assert_eq!(format_bytes(84 << 20), "84.0 MiB");
         assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+    }
+
+    #[test]
+    fn the_log_hint_names_the_tasks_that_wrote_a_failed_attempt() {
+        let ran = |id: &str, status, attempts| TaskResult { attempts, ..TaskResult::not_run(id.into(), status) };
+        let summary = |results| RunSummary { results, wall: Duration::ZERO };
+        let failed = || TaskStatus::Failed("exit code 1".into());
+        let plain = Style { enabled: false };
+        assert_eq!(summary(vec![ran("a#build", TaskStatus::Succeeded, 1)]).log_hint(plain), None);
+        assert_eq!(summary(vec![ran("a#build", failed(), 0)]).log_hint(plain), None, "it never ran");
+        assert_eq!(
+            summary(vec![ran("a#test", failed(), 1), ran("b#lint", TaskStatus::Succeeded, 1)]).log_hint(plain),
+            Some("Full log: vx last --failed --task a#test\n".into())
+        );
+        let two = summary(vec![
+            ran("a#test", TaskStatus::TimedOut(Duration::ZERO), 1),
+            ran("b#test", TaskStatus::Succeeded, 2),
+        ]);
+        assert_eq!(two.log_hint(plain), Some("Full logs: vx last --failed (2 tasks; one of them: --task ID)\n".into()));
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub struct Terminal {
     github: bool,
     /// `--summary`: the slowest tasks and the hit rate after the summary.
     details: bool,
+    /// History keeps failed attempts' logs: the summary says how to print them.
+    log_hint: bool,
     /// The status line, on a terminal only.
     status: Option<Mutex<StatusLine>>,
     /// `--log-prefix none`: a task's lines come without its id.
@@ -105,6 +107,7 @@ impl Terminal {
             out: Mutex::new(Sink::Stdout(std::io::stdout())),
             github: false,
             details: false,
+            log_hint: false,
             status: None,
             bare: false,
         }
@@ -115,6 +118,13 @@ impl Terminal {
     pub fn to_stderr(mut self) -> Self {
         self.out = Mutex::new(Sink::Stderr(std::io::stderr()));
         self.status = None;
+        self
+    }
+
+    /// Says after the summary how to print a failed attempt's full log
+    /// (history records the run, and keeps them).
+    pub fn with_log_hint(mut self, on: bool) -> Self {
+        self.log_hint = on;
         self
     }
 
@@ -307,12 +317,20 @@ impl Subscriber for Terminal {
             Event::RunFinished { summary, .. } => {
                 self.clear_status();
                 self.print(&summary.render(self.style));
+                if let Some(hint) = summary.log_hint(self.style).filter(|_| self.log_hint) {
+                    self.print(&hint);
+                }
                 if self.details {
                     self.print(&summary.render_details());
                 }
             }
-            // Steps' times are for profiles, not the terminal.
-            Event::Planned { .. } | Event::CacheMiss { .. } | Event::Span { .. } | Event::Ready { .. } => {}
+            // Steps' times are for profiles, not the terminal, and a failed
+            // attempt's output was shown as it was written.
+            Event::Planned { .. }
+            | Event::CacheMiss { .. }
+            | Event::Span { .. }
+            | Event::Ready { .. }
+            | Event::AttemptFailed { .. } => {}
         }
     }
 }

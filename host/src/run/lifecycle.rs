@@ -488,7 +488,8 @@ impl Job {
 
     /// Runs the command, and again after a failed or timed-out attempt
     /// while retries are left and vx is not stopping. Each failed attempt
-    /// is a note; a pass after one marks the task flaky. Only the last
+    /// is a note, and its output goes to history (`AttemptFailed`); a
+    /// pass after one marks the task flaky. Only the last
     /// attempt's log is kept, so a passing attempt's is what gets cached.
     /// The task's declared outputs are removed before every attempt (cached
     /// or not: outputs hold only what the run produced), so a failed
@@ -501,6 +502,17 @@ impl Job {
         let mut cleared = self.clear_outputs().await;
         let mut ran = self.attempt(&mut tries).await;
         while let Some(why) = failure(&ran.status) {
+            // A persistent task's output is not kept (`execute`): it has
+            // no log to hand on.
+            if a.keep_log {
+                a.events.emit(Event::AttemptFailed {
+                    task: &a.id,
+                    attempt: tries.attempts,
+                    exit_code: ran.exit_code,
+                    reason: &why,
+                    log: &ran.log,
+                });
+            }
             if tries.attempts >= total || a.cancelled.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
             }

@@ -204,6 +204,7 @@ pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&st
                 id: node.id.to_string(),
                 executor: super::exec::effective_executor(task, run_executor).to_string(),
                 dependencies: graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect(),
+                description: task.description.clone(),
             }
         })
         .collect()

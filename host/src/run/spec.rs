@@ -59,7 +59,8 @@ fn options() -> RunOptions {
 }
 
 /// The events of a run as short lines: `start a#build`, `hit a#build`,
-/// `ready s#dev`, `done a#build ok`.
+/// `ready s#dev`, `attempt a#build 1 failed (exit code 1, Some(1)): oops`,
+/// `done a#build ok`.
 #[derive(Debug, Default)]
 struct Seen(Mutex<Vec<String>>);
 
@@ -70,6 +71,12 @@ impl Subscriber for Seen {
             Event::CacheHit { task, .. } => format!("hit {task}"),
             Event::Ready { task } => format!("ready {task}"),
             Event::Finished { result, .. } => format!("done {} {}", result.id, result.status.word()),
+            Event::AttemptFailed { task, attempt, exit_code, reason, log } => {
+                format!(
+                    "attempt {task} {attempt} failed ({reason}, {exit_code:?}): {}",
+                    String::from_utf8_lossy(log).trim()
+                )
+            }
             _ => return,
         };
         self.0.lock().expect("seen lock").push(line);
@@ -245,6 +252,17 @@ mod retries {
         assert_eq!(h.script.attempts("lib#build"), 3);
         let result = &outcome.summary.results[0];
         assert_eq!((result.attempts, result.failed_attempt.is_some()), (3, true), "a flaky success says so");
+    }
+
+    #[test]
+    fn hands_every_failed_attempts_output_to_history_before_the_task_is_done() {
+        let h = workspace(&[("lib", &format!("{BUILD}retries = 2\n"))]);
+        h.script.on("lib#build", [Step::Fail(1), Step::Fail(3), Step::Succeed]);
+        let (_, seen) = h.run(&["build"]).go();
+        let first = seen.index("attempt lib#build 1 failed (exit code 1, Some(1)): oops");
+        let second = seen.index("attempt lib#build 2 failed (exit code 3, Some(3)): oops");
+        assert!(first < second && second < seen.index("done lib#build ok"), "{:?}", seen.lines());
+        assert_eq!(seen.lines().iter().filter(|l| l.starts_with("attempt ")).count(), 2, "the passing one is not");
     }
 
     #[test]

@@ -37,12 +37,15 @@ pub struct RunSession {
     pub(super) plugins: Option<Arc<PluginSubscribers>>,
     pub(super) cwd: std::path::PathBuf,
     pub(super) color: bool,
+    /// History records the run: a summary printed after it says how to
+    /// print a failed attempt's log.
+    pub(super) log_hint: bool,
 }
 
 impl RunSession {
     /// The front and every consumer `o` asks for, for a run of `graph`.
     pub fn start(ws: &Workspace, graph: &TaskGraph, opts: &mut RunOptions, o: SessionOptions) -> Result<RunSession> {
-        let front = Front::start(o.front, ws, graph, opts, &o.argv)?;
+        let front = Front::start(o.front, ws, graph, opts, &o.argv, o.history)?;
         let mut session = RunSession::consumers(ws, graph, opts, o);
         session.subscribers.insert(0, front.subscriber());
         session.front = Some(front);
@@ -98,7 +101,18 @@ impl RunSession {
         // do changes its result.
         let plugins = o.plugins.then(|| PluginSubscribers::start(ws, &o.argv, &o.tags, o.started, o.origin)).flatten();
         subscribers.extend(plugins.clone().map(|s| s as Arc<dyn Subscriber>));
-        RunSession { front: None, subscribers, summary_file, profile, report, plugins, cwd: o.cwd, color: opts.color }
+        let log_hint = o.history;
+        RunSession {
+            front: None,
+            subscribers,
+            summary_file,
+            profile,
+            report,
+            plugins,
+            cwd: o.cwd,
+            color: opts.color,
+            log_hint,
+        }
     }
 
     /// The bus that delivers the run's events to its consumers, in order.

@@ -20,6 +20,9 @@ impl RunSession {
             tui.close();
             let style = crate::report::Style { enabled: self.color };
             print!("{}", outcome.summary.render(style));
+            if let Some(hint) = outcome.summary.log_hint(style).filter(|_| self.log_hint) {
+                print!("{hint}");
+            }
             if details {
                 print!("{}", outcome.summary.render_details());
             }

@@ -25,13 +25,16 @@ pub enum Front {
 
 impl Front {
     /// The front `kind` asks for. Starting the terminal UI hands its
-    /// controls to `opts`, so the engine hears its requests.
+    /// controls to `opts`, so the engine hears its requests. `log_hint`:
+    /// history records the run, so the summary says how to print a failed
+    /// attempt's log again.
     pub fn start(
         kind: FrontKind,
         ws: &Workspace,
         graph: &TaskGraph,
         opts: &mut RunOptions,
         argv: &[String],
+        log_hint: bool,
     ) -> Result<Front> {
         let (details, to_stderr) = match kind {
             FrontKind::Stream { details, to_stderr } => (details, to_stderr),
@@ -42,7 +45,7 @@ impl Front {
                 (details, false)
             }
         };
-        let mut stream = terminal(ws, graph, opts).with_details(details);
+        let mut stream = terminal(ws, graph, opts).with_details(details).with_log_hint(log_hint);
         if to_stderr {
             stream = stream.to_stderr();
         }

@@ -127,7 +127,9 @@ async fn watch_workspace(
     // One front for every cycle; each cycle's history, live file and
     // plugins behind the relay (`session::relay`).
     let mut opts = req.opts.clone();
-    let front = Front::start(FrontKind::Stream { details: false, to_stderr: false }, ws, graph, &mut opts, &req.argv)?;
+    let stream = FrontKind::Stream { details: false, to_stderr: false };
+    // Every cycle is recorded (`run_cycle`): its failed logs are kept.
+    let front = Front::start(stream, ws, graph, &mut opts, &req.argv, true)?;
     let relay = Arc::new(CycleRelay::default());
     let bus = crate::events::Bus::new(vec![front.subscriber(), relay.clone()]);
     let mut session = Session::new(ws, graph, opts.clone(), Some(Arc::new(cache)), true, bus);

@@ -2,7 +2,9 @@
 // server that serves this page. `#/` lists the runs (filters, runs in
 // progress, cache size and savings), `#/run/ID` draws one with the shared
 // run view (vx.renderRun) and its task graph, `#/run/ID/task/TASK` opens a
-// task with its history over time, `#/live/PID` follows a run in progress,
+// task with its description, the output of its failed attempts in that run
+// (as history kept it) and its history over time, `#/live/PID` follows a
+// run in progress,
 // `#/stats` shows the slowest and most missed tasks. It polls /api/live
 // and the runs list every second and redraws what changed.
 "use strict";
@@ -60,6 +62,24 @@
     return svg;
   }
 
+  // The output of a failed (or flaky) task's failed attempts in run `run`,
+  // each under a line saying which attempt and why; history keeps them.
+  async function taskLogs(run, id, pane) {
+    const box = el("div", { id: "task-log" }, el("p", { class: "muted" }, "Loading its log…"));
+    pane.append(box);
+    try {
+      const kept = await api(`/api/runs/${encodeURIComponent(run)}/tasks/${encodeURIComponent(id)}/logs`);
+      box.replaceChildren(el("h2", {}, "Log of its failed attempts"), ...kept.logs.flatMap((log) => [
+        el("p", { class: "muted" }, `attempt ${log.attempt} of ${log.attempts}: ${log.reason}` +
+          (log.flaky ? ", then passed (flaky)" : "") +
+          (log.truncated ? ` — it wrote ${bytes(log.bytes)}; its first and last MiB are kept` : "")),
+        el("pre", { class: "log mono", "data-attempt": log.attempt }, log.text)]),
+        el("p", { class: "muted" }, `In a terminal: vx last --failed --run ${run} --task ${id}`));
+    } catch (e) {
+      box.replaceChildren(el("p", { class: "muted" }, "No log: " + e.message));
+    }
+  }
+
   async function taskHistory(id, pane) {
     const box = el("div", { id: "task-history" }, el("p", { class: "muted" }, "Loading its history…"));
     pane.append(box);
@@ -82,9 +102,11 @@
   async function showRun(id, task) {
     const doc = await api("/api/runs/" + encodeURIComponent(id));
     const root = el("div", { id: "run" });
-    const onPick = (picked, pane) => {
+    const onPick = async (picked, pane) => {
       const target = `#/run/${id}/task/${encodeURIComponent(picked)}`;
       if (location.hash !== target) history.replaceState(null, "", target);
+      const t = doc.tasks.find((x) => x.id === picked);
+      if (t && (t.status === "failed" || t.status === "timed-out" || t.flaky)) await taskLogs(id, picked, pane);
       taskHistory(picked, pane);
     };
     const { pick } = vx.renderRun(doc, root, { graph: true, onPick });
@@ -130,7 +152,8 @@
         el("td", { class: "mono" }, r.command),
         el("td", { class: "muted" }, when(r.started_unix_ms)),
         el("td", { class: "num" }, duration(r.wall_ms)),
-        el("td", { class: r.exit_code === 0 ? "good" : "bad" }, String(r.exit_code)),
+        el("td", { class: r.exit_code === 0 ? "good" : "bad" }, String(r.exit_code),
+          r.logs ? el("span", { class: "muted", title: "the output of its failed attempts is kept: open the run" }, " · log") : ""),
         el("td", { class: "num" }, String(r.tasks)),
         el("td", { class: "num" }, r.tasks ? Math.round((r.cached * 100) / r.tasks) + "%" : "-"),
         el("td", { class: "num" }, duration(r.cpu_ms)),

@@ -166,8 +166,8 @@
     const body = el("tbody");
     const rows = [...doc.tasks].sort((a, b) => (a.start_ms ?? Infinity) - (b.start_ms ?? Infinity) || (a.id < b.id ? -1 : 1));
     for (const t of rows) {
-      body.append(el("tr", { class: "task", "data-task": t.id, onclick: () => onPick(t.id) },
-        el("td", { class: "mono" }, t.id),
+      body.append(el("tr", { class: "task", "data-task": t.id, onclick: () => onPick(t.id), title: t.description },
+        el("td", { class: "mono" }, t.id, t.description ? el("span", { class: "muted description" }, " " + t.description) : ""),
         el("td", { class: statusClass(t.status) }, t.flaky ? "ok (flaky)" : t.status),
         el("td", {}, t.cache),
         el("td", { class: "num" }, duration(t.duration_ms)),
@@ -185,6 +185,7 @@
     if (!t) return el("p", { class: "muted" }, "Click a task to see it.");
     const row = (k, v) => [el("dt", {}, k), el("dd", { class: "mono" }, v === null || v === undefined ? "-" : String(v))];
     return el("div", {}, el("h2", {}, t.id),
+      t.description ? el("p", { class: "muted description" }, t.description) : "",
       el("dl", {}, ...row("status", t.status + (t.reason ? ` (${t.reason})` : "")), ...row("cache", t.cache),
         ...row("executor", t.executor), ...row("key", t.key), ...row("started at", duration(t.start_ms)),
         ...row("duration", duration(t.duration_ms)), ...row("cpu", duration(t.cpu_ms)),

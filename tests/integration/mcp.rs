@@ -126,7 +126,7 @@ fn a_read_only_server_lists_shows_plans_and_says_what_a_change_affects() {
     assert!(init["instructions"].as_str().unwrap_or_default().contains("list_projects"), "{init}");
     assert_eq!(
         answers[0]["tools"],
-        json!(["affected", "last_runs", "list_projects", "plan", "show_task", "why"]),
+        json!(["affected", "failed_log", "last_runs", "list_projects", "plan", "show_task", "why"]),
         "read-only: no tool runs anything"
     );
     let uris = answers[1]["resources"].as_array().expect("resources");
@@ -181,6 +181,40 @@ fn a_read_only_server_lists_shows_plans_and_says_what_a_change_affects() {
     assert!(answers[10]["text"].as_str().unwrap().contains("nope"), "vx's own message: {}", answers[10]);
     assert!(answers[11].get("protocol_error").is_some(), "{}", answers[11]);
     assert!(env.log().is_empty(), "a read-only server ran tasks: {:?}", env.log());
+}
+
+#[test]
+fn a_failed_tasks_whole_log_is_read_back_after_the_run() {
+    let Some(python) = python() else { return eprintln!("{NO_SDK}") };
+    let env = TestEnv::new();
+    workspace(&env);
+    env.vx(&["run", "app#test"]).assert_code(1);
+    let steps = json!([
+        {"call": "last_runs", "args": {"limit": 5}},
+        {"call": "failed_log", "args": {"task": "app#test"}},
+        {"call": "failed_log", "args": {"task": "lib#build"}},
+        {"call": "why", "args": {"task": "lib#build"}},
+    ]);
+    let (_, answers) = client(&env, &python, &[], steps);
+    let runs = &answers[0]["structured"]["runs"];
+    assert_eq!(runs[0]["exit_code"], 1, "the failed run, newest first: {runs}");
+    assert_eq!(
+        (&runs[0]["logs"][0]["task"], &runs[0]["logs"][0]["exit_code"]),
+        (&json!("app#test"), &json!(3)),
+        "{runs}"
+    );
+
+    let log = &answers[1]["structured"];
+    let text = log["text"].as_str().expect("the log's text");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3000, "the whole log, not a tail");
+    assert_eq!((lines[0], lines[2999]), ("1", "3000"));
+    assert_eq!(log["exit_code"], 3, "{log}");
+    assert_eq!(log["truncated"], false, "{log}");
+
+    assert_eq!(answers[2]["is_error"], true, "lib#build never failed: {}", answers[2]);
+    assert!(answers[2]["text"].as_str().unwrap().contains("no kept log"), "{}", answers[2]);
+    assert_eq!(answers[3]["structured"]["task"], "lib#build", "{}", answers[3]);
 }
 
 #[test]

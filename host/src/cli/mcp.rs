@@ -9,7 +9,7 @@ use crate::cache::state_dir;
 use crate::config::load_workspace;
 use crate::error::Result;
 
-/// Serve this workspace to a coding agent over MCP (stdio): projects, tasks, affected, plans, history and logs.
+/// Serve this workspace to coding agents over MCP (stdio): tasks, plans, logs.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   vx mcp                  read-only: projects, tasks, keys, affected, plans, runs, failed logs

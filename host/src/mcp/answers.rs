@@ -52,10 +52,13 @@ pub(super) async fn why(root: &Path, params: &TaskParams) -> Result<Value, Strin
     vx_json(root, &args).await
 }
 
-/// `last_runs`: the newest runs with their outcomes (`vx history`).
+/// `last_runs`: the newest runs with their outcomes (`vx history`), and
+/// for each the tasks whose failed logs history kept (`logs`).
 pub(super) async fn last_runs(root: &Path, params: &RunsParams) -> Result<Value, String> {
     let limit = params.limit.unwrap_or(10).clamp(1, MAX_RUNS);
-    vx_json(root, &["history".into(), "--format=json".into(), format!("--limit={limit}")]).await
+    let runs = vx_json(root, &["history".into(), "--format=json".into(), format!("--limit={limit}")]).await?;
+    // Structured content is an object in MCP; `vx history` prints a list.
+    Ok(json!({ "runs": runs }))
 }
 
 /// `plan`: what `vx run` would do (`--dry=json`).

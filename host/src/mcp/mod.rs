@@ -13,6 +13,7 @@
 
 mod answers;
 mod docs;
+mod failed;
 mod listing;
 mod params;
 mod run_tool;

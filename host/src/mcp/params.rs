@@ -29,6 +29,17 @@ pub(super) struct TaskParams {
     pub task: String,
 }
 
+/// `failed_log`: a task's kept log.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct FailedLogParams {
+    /// The task, as `project#task`.
+    pub task: String,
+    /// The run (an id from `last_runs`); the latest run where it failed when
+    /// absent.
+    #[serde(default)]
+    pub run: Option<i64>,
+}
+
 /// `last_runs`: how many.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub(super) struct RunsParams {

@@ -21,8 +21,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde_json::Value;
 
-use super::params::{AffectedParams, ProjectsParams, RunsParams, SelectionParams, TaskParams};
-use super::{answers, docs, listing, run_tool};
+use super::params::{AffectedParams, FailedLogParams, ProjectsParams, RunsParams, SelectionParams, TaskParams};
+use super::{answers, docs, failed, listing, run_tool};
 
 /// What the client shows its model about this server.
 const INSTRUCTIONS: &str = "vx runs the tasks of this monorepo in dependency order and caches them. \
@@ -106,6 +106,19 @@ impl VxServer {
     )]
     async fn last_runs(&self, Parameters(p): Parameters<RunsParams>) -> Result<CallToolResult, ErrorData> {
         answer(answers::last_runs(&self.root, &p).await)
+    }
+
+    #[tool(
+        description = "The whole log of a task's failed attempt, kept in history: of its latest failed run, or of `run`. \
+        Says when the log was cut to its bound.",
+        annotations(read_only_hint = true)
+    )]
+    async fn failed_log(&self, Parameters(p): Parameters<FailedLogParams>) -> Result<CallToolResult, ErrorData> {
+        let state = self.state_dir.clone();
+        let found = tokio::task::spawn_blocking(move || failed::failed_log(&state, &p))
+            .await
+            .unwrap_or_else(|e| Err(format!("the lookup stopped: {e}")));
+        answer(found)
     }
 
     #[tool(

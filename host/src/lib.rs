@@ -18,7 +18,8 @@
 //! | [`dashboard`] | `vx dashboard`: the local web page over history, its JSON API, the live files of runs in progress |
 //! | [`session`] | a run's consumers built in one place for `vx run`, `vx watch` cycles and `--verify`: the front, history, files, reports, plugins, in the order they need |
 //! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
-//! | [`cache`]  | the content-hash cache: keys, inputs, the local store, and [`cache::Backend`], the interface of every tier |
+//! | [`inputs`] | what a task's inputs are and what they hash to: globs, the walk, the stat index, git's index, the file-system monitor's kept lists |
+//! | [`cache`]  | the content-hash cache: keys from the inputs' digests, the local store, and [`cache::Backend`], the interface of every tier |
 //! | [`history`] | `.vx/history.db`: its schema and migrations, the recorder, typed queries (ETAs, `vx history`, the dashboard), retention |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
 //! | [`remote`] | the REAPI client: the remote cache tier, remote execution, the pieces `vx worker` builds on |
@@ -51,6 +52,7 @@ pub mod guard;
 pub mod history;
 pub mod info;
 pub mod init;
+pub mod inputs;
 pub mod lock;
 pub mod lockfile;
 pub mod mcp;

@@ -114,7 +114,7 @@ impl DepsTable {
             let memo = compute(ws, found, state, input);
             if let Ok(json) = serde_json::to_vec(&memo) {
                 // A memo that cannot be written only costs the next run a parse.
-                let _ = std::fs::create_dir_all(state).and_then(|()| super::fsutil::write_atomic(&memo_path, &json));
+                let _ = std::fs::create_dir_all(state).and_then(|()| crate::paths::write_atomic(&memo_path, &json));
             }
             memo
         });
@@ -269,7 +269,7 @@ fn keep_slice(state: &Path, digest: &DepsDigest, slice: &[ResolvedDep]) {
     }
     if let Ok(json) = serde_json::to_vec(slice) {
         let _ = std::fs::create_dir_all(path.parent().expect("has a parent"))
-            .and_then(|()| super::fsutil::write_atomic(&path, &json));
+            .and_then(|()| crate::paths::write_atomic(&path, &json));
     }
 }
 

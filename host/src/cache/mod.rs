@@ -50,7 +50,7 @@ pub use archive::{ArchiveError, Member, ROOT_MEMBERS, Restored, pack_members, re
 pub use backend::{Backend, BackendError, PROBE_KEY};
 pub use build_state::BuildState;
 pub use clear::{ClearError, clear_outputs};
-pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice, root_dependencies};
+pub use deps::{DepsTable, LockPart, ProjectDeps, kept_slice};
 pub use diff::{Change, diff_explained, diff_manifests};
 pub use entry::{Entry, EntryError, EntryHeader, OutputFile};
 pub use error::CacheError;

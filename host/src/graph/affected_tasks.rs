@@ -19,10 +19,10 @@ use super::TaskGraph;
 use super::affected::{Changes, global_matcher, text_at};
 use super::lockfile_moves::{Moves, changed_lockfiles, lockfile_moves};
 use super::reason::{Cause, FileList, Reason};
-use crate::cache::root_dependencies;
 use crate::config::Workspace;
 use crate::error::Result;
 use crate::inputs::InputMatcher;
+use crate::lockfile::root_dependencies;
 
 /// Each affected node of `graph` with why, direct causes first, then the
 /// affected tasks it depends on. A node that is not affected is absent.

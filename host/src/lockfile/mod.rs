@@ -41,6 +41,7 @@ mod npm;
 mod package_json;
 pub(crate) mod pnpm;
 mod read;
+mod root_deps;
 mod workspaces;
 pub(crate) mod yaml;
 pub(crate) mod yarn;
@@ -63,6 +64,7 @@ pub use error::LockfileError;
 pub use find::{LOCKFILE_NAMES, LockfileKind, find_lockfile};
 pub use package_json::PackageJson;
 pub use read::MAX_LOCKFILE_BYTES;
+pub use root_deps::root_dependencies;
 
 use graph::DepGraph;
 

@@ -11,6 +11,7 @@
 //! |-----------|------|
 //! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags; Turborepo, Nx and moon configuration read as vx's (`translate`) |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
+//! | [`git`]    | what git says: files changed since a revision, a file at a revision, the commit HEAD names |
 //! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
@@ -47,6 +48,7 @@ pub mod error;
 pub mod events;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod git;
 pub mod graph;
 pub mod guard;
 pub mod history;

@@ -81,7 +81,7 @@ impl Loaded {
         } else if !selection.filters.is_empty() {
             println!("nothing to run: the filters select no task");
         } else if let Some(rev) = &selection.affected {
-            println!("nothing affected since {}", crate::graph::base_label(ws, rev.as_deref()));
+            println!("nothing affected since {}", crate::git::base_label(ws, rev.as_deref()));
         } else {
             return Ok(None);
         }

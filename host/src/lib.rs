@@ -12,7 +12,8 @@
 //! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags; Turborepo, Nx and moon configuration read as vx's (`translate`) |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
 //! | [`git`]    | what git says: files changed since a revision, a file at a revision, the commit HEAD names |
-//! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
+//! | [`plan`]   | a selection planned into a task graph (filters, `--affected`, `--shard`, arguments after `--`), `--dry` and its prediction, `vx query` |
+//! | [`run`]    | the engine (slots, admission, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote) |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
 //! | [`sandbox`] | `sandbox` on a task: the paths its declarations open, confined by Landlock and a network namespace |
@@ -59,6 +60,7 @@ pub mod lock;
 pub mod lockfile;
 pub mod mcp;
 pub mod paths;
+pub mod plan;
 pub mod plugin;
 pub mod prune;
 pub mod remote;

@@ -121,6 +121,6 @@ fn run_info(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, o: &SessionOpt
         branch: head.branch,
         started: o.started,
         origin: o.origin,
-        tasks: crate::run::planned_tasks(ws, graph, opts.executor.as_deref()).into(),
+        tasks: crate::plan::planned_tasks(ws, graph, opts.executor.as_deref()).into(),
     }
 }

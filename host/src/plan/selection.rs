@@ -205,7 +205,7 @@ pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&st
             let task = &ws.projects[node.project].tasks[&node.id.task];
             crate::report::PlannedTask {
                 id: node.id.to_string(),
-                executor: super::exec::effective_executor(task, run_executor).to_string(),
+                executor: crate::run::effective_executor(task, run_executor).to_string(),
                 dependencies: graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect(),
             }
         })

@@ -11,14 +11,17 @@
 //! |-----------|------|
 //! | [`config`] | finding the workspace root, parsing `vx.toml` / `package.json` strictly, with spans; editing `vx.toml`; the `[[workspace.boundaries]]` rules over project tags; Turborepo, Nx and moon configuration read as vx's (`translate`) |
 //! | [`graph`]  | task ids, the task graph (cycles), selection (`--filter`, `--affected`), the ready-node walker |
-//! | [`run`]    | the engine (slots, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote), `--dry` |
+//! | [`git`]    | what git says: files changed since a revision, a file at a revision, the commit HEAD names |
+//! | [`plan`]   | a selection planned into a task graph (filters, `--affected`, `--shard`, arguments after `--`), `--dry` and its prediction, `vx query` |
+//! | [`run`]    | the engine (slots, admission, `--continue`, signals, servers), one task's lifecycle, the executor seam (`run/exec`: local, plugin, remote) |
 //! | [`events`] | the run-event stream: `Event`, `Subscriber`, `Bus`, task outcomes, and the `tracing` bridge for warnings |
 //! | [`guard`]  | the only place that spawns or signals processes: process groups, sessions, kill ladders |
 //! | [`sandbox`] | `sandbox` on a task: the paths its declarations open, confined by Landlock and a network namespace |
 //! | [`dashboard`] | `vx dashboard`: the local web page over history, its JSON API, the live files of runs in progress |
 //! | [`session`] | a run's consumers built in one place for `vx run`, `vx watch` cycles and `--verify`: the front, history, files, reports, plugins, in the order they need |
 //! | [`report`] | what the user sees, as subscribers: the terminal, the status line, summaries, markdown, GitHub output |
-//! | [`cache`]  | the content-hash cache: keys, inputs, the local store, and [`cache::Backend`], the interface of every tier |
+//! | [`inputs`] | what a task's inputs are and what they hash to: globs, the walk, the stat index, git's index, the file-system monitor's kept lists |
+//! | [`cache`]  | the content-hash cache: keys from the inputs' digests, the local store, and [`cache::Backend`], the interface of every tier |
 //! | [`history`] | `.vx/history.db`: its schema and migrations, the recorder, typed queries (ETAs, `vx history`, the dashboard), retention |
 //! | [`backends`] | which remote backend a workspace's cache uses: a cache-backend plugin or the REAPI tier |
 //! | [`remote`] | the REAPI client: the remote cache tier, remote execution, the pieces `vx worker` builds on |
@@ -46,15 +49,18 @@ pub mod error;
 pub mod events;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod git;
 pub mod graph;
 pub mod guard;
 pub mod history;
 pub mod info;
 pub mod init;
+pub mod inputs;
 pub mod lock;
 pub mod lockfile;
 pub mod mcp;
 pub mod paths;
+pub mod plan;
 pub mod plugin;
 pub mod prune;
 pub mod remote;

@@ -34,9 +34,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::entry::OutputFile;
-use super::hasher::{FileHasher, FileStat};
-use super::inputs::{FileRef, GlobFilter, Listing, list_files};
 use super::tracked::Tracked;
+use crate::inputs::{FileHasher, FileRef, FileStat, GlobFilter, Listing, list_files};
 use crate::paths::{Contained, PathError, check_link, check_no_link_on_the_way, check_relative};
 
 /// The directory under which an archive names a task's root-anchored

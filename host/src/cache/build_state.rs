@@ -11,9 +11,8 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::anchored::OutputGlobs;
-use super::inputs::GlobFilter;
 use crate::config::Task;
+use crate::inputs::{GlobFilter, OutputGlobs};
 
 /// `*.tsbuildinfo` files directly in the project directory (tsc's default
 /// place) and when each was last written.

@@ -23,10 +23,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::anchored::{InputMatcher, OutputGlobs};
-use super::inputs::{GlobError, GlobFilter, Listing, list_files};
 use super::tracked::Tracked;
 use crate::config::Task;
+use crate::inputs::{GlobError, GlobFilter, InputMatcher, Listing, OutputGlobs, list_files};
 use crate::paths::Contained;
 
 /// Why a task's old outputs could not all be removed.

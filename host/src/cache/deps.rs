@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Workspace;
 use crate::lockfile::{
-    DepsDigest, Lockfile, LockfileError, LockfileKind, ResolvedDep, find_lockfile, whole_file_digest,
+    DepsDigest, Lockfile, LockfileError, LockfileKind, ResolvedDep, find_lockfile, root_dependencies, whole_file_digest,
 };
 
 /// Bumped when the memo's meaning changes, so an old memo is recomputed.
@@ -114,7 +114,7 @@ impl DepsTable {
             let memo = compute(ws, found, state, input);
             if let Ok(json) = serde_json::to_vec(&memo) {
                 // A memo that cannot be written only costs the next run a parse.
-                let _ = std::fs::create_dir_all(state).and_then(|()| super::fsutil::write_atomic(&memo_path, &json));
+                let _ = std::fs::create_dir_all(state).and_then(|()| crate::paths::write_atomic(&memo_path, &json));
             }
             memo
         });
@@ -150,25 +150,6 @@ impl DepsTable {
 fn root_declared(root: &Path) -> String {
     let Ok(Some(text)) = crate::paths::read_config(&root.join("package.json")) else { return String::new() };
     root_dependencies(&text)
-}
-
-/// `deps:HEX` for the dependency declarations of a root `package.json`'s
-/// `text`, as every other project's key takes them; empty when it
-/// declares none (or is not a JSON object). `--affected` compares two.
-pub fn root_dependencies(text: &str) -> String {
-    let Ok(serde_json::Value::Object(pkg)) = serde_json::from_str::<serde_json::Value>(text) else {
-        return String::new();
-    };
-    let tables = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"];
-    let declared: BTreeMap<&str, &serde_json::Value> = tables
-        .iter()
-        .filter_map(|t| pkg.get(*t).filter(|v| v.as_object().is_some_and(|o| !o.is_empty())).map(|v| (*t, v)))
-        .collect();
-    if declared.is_empty() {
-        return String::new();
-    }
-    let canonical = serde_json::to_vec(&declared).unwrap_or_default();
-    format!("deps:{}", blake3::hash(&canonical).to_hex())
 }
 
 /// The root's part of other projects' keys: its declarations and its
@@ -269,7 +250,7 @@ fn keep_slice(state: &Path, digest: &DepsDigest, slice: &[ResolvedDep]) {
     }
     if let Ok(json) = serde_json::to_vec(slice) {
         let _ = std::fs::create_dir_all(path.parent().expect("has a parent"))
-            .and_then(|()| super::fsutil::write_atomic(&path, &json));
+            .and_then(|()| crate::paths::write_atomic(&path, &json));
     }
 }
 

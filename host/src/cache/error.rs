@@ -7,7 +7,7 @@
 //! commands for which the cache is the point (`vx why`).
 
 use super::archive::ArchiveError;
-use super::inputs::GlobError;
+use crate::inputs::{GlobError, InputError};
 
 /// Why a task could not be keyed, restored or stored.
 #[derive(Debug, thiserror::Error)]
@@ -28,17 +28,22 @@ pub enum CacheError {
     Lockfile(String),
 }
 
+/// Word for word: an input that cannot be listed or hashed is the same
+/// error whether the cache or the inputs room names it.
+impl From<InputError> for CacheError {
+    fn from(e: InputError) -> CacheError {
+        match e {
+            InputError::Glob(e) => CacheError::Glob(e),
+            InputError::Hash { path, source } => CacheError::Hash { path, source },
+        }
+    }
+}
+
 impl From<CacheError> for crate::Error {
     fn from(e: CacheError) -> crate::Error {
         match e {
             CacheError::Glob(e) => e.into(),
             other => crate::Error::internal(other.to_string()),
         }
-    }
-}
-
-impl From<GlobError> for crate::Error {
-    fn from(e: GlobError) -> crate::Error {
-        crate::Error::config(e.to_string()).with_hint("fix the glob in vx.toml")
     }
 }

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::entry::Entry;
-use super::fsutil::unique_suffix;
 use super::key::CacheKey;
 use crate::paths::Contained;
+use crate::paths::unique_suffix;
 
 /// Temporary files older than this belong to a writer that died.
 const STALE_TMP: Duration = Duration::from_secs(3600);

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::hasher::FileStat;
+use crate::inputs::FileStat;
 
 /// Workspace-relative paths (with `/`) of the files git tracks.
 #[derive(Debug, Default)]

@@ -15,8 +15,9 @@ use crate::config::duration::parse_duration;
 use crate::config::{EnvMode, Workspace};
 use crate::error::{Error, Result};
 use crate::graph::{ContinueMode, Filter};
+use crate::plan::Selection;
 use crate::report::{LogOrder, LogPrefix, OutputLogs, color_enabled, github_actions};
-use crate::run::{Download, RunOptions, Selection};
+use crate::run::{Download, RunOptions};
 
 /// The selection flags `vx run`, `vx watch` and `vx query` share.
 #[derive(Debug, Clone, Args)]

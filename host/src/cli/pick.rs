@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 use crate::config::Workspace;
 use crate::error::{Error, ErrorKind, Result};
-use crate::run::{Selection, select_projects};
+use crate::plan::{Selection, select_projects};
 
 /// The `project#task` the user picked.
 pub fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {

@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn every_built_in_command_and_alias_is_reserved() {
-        let command = <super::super::Cli as clap::CommandFactory>::command();
+        let command = <super::super::app::Cli as clap::CommandFactory>::command();
         for sub in command.get_subcommands() {
             for name in std::iter::once(sub.get_name()).chain(sub.get_all_aliases()) {
                 assert!(RESERVED_VERBS.contains(&name), "`{name}` is a vx command but not in RESERVED_VERBS");

@@ -12,7 +12,7 @@ use super::exec_args::SelectionArgs;
 use crate::config::load_workspace;
 use crate::error::Result;
 use crate::graph::Shard;
-use crate::run::{QueriedTask, query};
+use crate::plan::{QueriedTask, query};
 
 const QUERY_HELP: &str = "Examples:
   vx query test --affected=origin/main           the test tasks a change affects, one id a line

@@ -15,8 +15,9 @@ use crate::config::{Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::{Reason, ShardMark, TaskGraph, to_dot};
 use crate::history::{Flakiness, History};
+use crate::plan::{DryPlan, Planned, demands, plan_explained, plan_keys, planned_statuses, predict};
 use crate::report::Step;
-use crate::run::{DryPlan, Planned, RunOptions, demands, plan_explained, plan_keys, planned_statuses, predict};
+use crate::run::RunOptions;
 use crate::session::{FrontKind, SessionOptions};
 
 /// A planned run, not yet started.
@@ -56,7 +57,7 @@ impl Loaded {
             argv = super::pick::with_task(&argv, &task);
             prepared.selection.tasks.push(task);
         }
-        crate::run::apply_pass_through(&mut ws, &prepared.selection.tasks, &prepared.selection.pass_through);
+        crate::plan::apply_pass_through(&mut ws, &prepared.selection.tasks, &prepared.selection.pass_through);
         let configured = Instant::now();
         let Planned { graph, reasons, shard } = plan_explained(&ws, &prepared.selection)?;
         let planned = Instant::now();
@@ -81,7 +82,7 @@ impl Loaded {
         } else if !selection.filters.is_empty() {
             println!("nothing to run: the filters select no task");
         } else if let Some(rev) = &selection.affected {
-            println!("nothing affected since {}", crate::graph::base_label(ws, rev.as_deref()));
+            println!("nothing affected since {}", crate::git::base_label(ws, rev.as_deref()));
         } else {
             return Ok(None);
         }

@@ -11,7 +11,7 @@ use crate::config::view::{project_json, project_names as names};
 use crate::config::{Project, Workspace, load_workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{Filter, reverse_deps};
-use crate::run::{Selection, select_projects};
+use crate::plan::{Selection, select_projects};
 
 /// Show projects, their tasks and dependencies.
 #[derive(Debug, Args)]

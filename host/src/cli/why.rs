@@ -13,7 +13,7 @@ use crate::config::{EnvMode, Workspace, load_workspace};
 use crate::error::{Error, Result};
 use crate::graph::TaskId;
 use crate::history::{History, HistoryError};
-use crate::run::{Selection, plan, plan_keys};
+use crate::plan::{Selection, plan, plan_keys};
 
 /// Explain why a task would run again: what changed since its last run.
 #[derive(Debug, Args)]

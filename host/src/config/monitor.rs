@@ -1,6 +1,6 @@
 //! `[cache] monitor`: whether a file-system monitor may spare the walks
 //! of unchanged trees. A setting, so it lives with the configuration; the
-//! cache (`cache::monitor`) acts on it.
+//! inputs room (`inputs::monitor`) acts on it.
 
 /// How `[cache] monitor` asks for a file-system monitor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -10,7 +10,7 @@ pub enum MonitorMode {
     Auto,
     /// watchman, started and told to watch the workspace if need be.
     Watchman,
-    /// Git's index in a git repository (`super::gitview`), never
+    /// Git's index in a git repository (`inputs::gitview`), never
     /// watchman: the walk still stats every file, but reads none that
     /// git's index vouches for.
     Git,

@@ -38,7 +38,7 @@ pub fn write_marker(state_dir: &Path, port: u16) -> std::io::Result<MarkerGuard>
     let path = marker_path(state_dir);
     std::fs::create_dir_all(state_dir)?;
     let marker = Marker { pid: std::process::id() as i32, port };
-    crate::cache::write_atomic(&path, &serde_json::to_vec(&marker).expect("a marker serializes"))?;
+    crate::paths::write_atomic(&path, &serde_json::to_vec(&marker).expect("a marker serializes"))?;
     Ok(MarkerGuard { path, marker })
 }
 

@@ -16,18 +16,19 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::TaskGraph;
-use super::affected::{Changes, global_matcher, text_at};
 use super::lockfile_moves::{Moves, changed_lockfiles, lockfile_moves};
 use super::reason::{Cause, FileList, Reason};
-use crate::cache::{InputMatcher, root_dependencies};
+use super::since::{Since, global_matcher};
 use crate::config::Workspace;
 use crate::error::Result;
+use crate::inputs::InputMatcher;
+use crate::lockfile::root_dependencies;
 
 /// Each affected node of `graph` with why, direct causes first, then the
 /// affected tasks it depends on. A node that is not affected is absent.
-pub fn affected_tasks(ws: &Workspace, graph: &TaskGraph, changes: &Changes) -> Result<BTreeMap<usize, Vec<Reason>>> {
-    let changed = Changed::new(ws, &changes.files);
-    let (global, lockfile) = workspace_causes(ws, changes, &changed)?;
+pub fn affected_tasks(ws: &Workspace, graph: &TaskGraph, since: &Since<'_>) -> Result<BTreeMap<usize, Vec<Reason>>> {
+    let changed = Changed::new(ws, since.files);
+    let (global, lockfile) = workspace_causes(ws, since, &changed)?;
     if !global.is_empty() {
         let reasons: Vec<Reason> = global.into_iter().map(Reason::from).collect();
         return Ok((0..graph.len()).map(|n| (n, reasons.clone())).collect());
@@ -99,7 +100,7 @@ fn slashed(path: &Path) -> String {
 
 /// What affects every task, and the lockfile's moves (whose slices moved)
 /// when nothing does. Cheapest first: a cause found stops the search.
-fn workspace_causes(ws: &Workspace, changes: &Changes, changed: &Changed) -> Result<(Vec<Cause>, Option<Moves>)> {
+fn workspace_causes(ws: &Workspace, since: &Since<'_>, changed: &Changed) -> Result<(Vec<Cause>, Option<Moves>)> {
     let globals = global_matcher(ws)?;
     let mut global_files = FileList::default();
     let mut causes = Vec::new();
@@ -114,12 +115,12 @@ fn workspace_causes(ws: &Workspace, changes: &Changes, changed: &Changed) -> Res
         causes.insert(0, Cause::GlobalInput { files: global_files.files, more: global_files.more });
     }
     if causes.is_empty() && changed.rels().any(|rel| rel == "package.json") {
-        causes.extend(root_package_cause(ws, changes));
+        causes.extend(root_package_cause(ws, since));
     }
     if !causes.is_empty() {
         return Ok((causes, None));
     }
-    let moves = lockfile_moves(ws, changes, &changed_lockfiles(changed.rels()));
+    let moves = lockfile_moves(ws, since, &changed_lockfiles(changed.rels()));
     match &moves {
         Some(Moves::All { file, why }) => causes.push(Cause::LockfileAll { file: file.clone(), why: why.clone() }),
         Some(Moves::Slices { file, root: Some(moved), .. }) => {
@@ -133,10 +134,10 @@ fn workspace_causes(ws: &Workspace, changes: &Changes, changed: &Changed) -> Res
 /// The root `package.json`'s part of every other project's key, if it
 /// moved since the base: its dependency tables, or the package manager
 /// its `packageManager` names (which decides the lockfile read).
-fn root_package_cause(ws: &Workspace, changes: &Changes) -> Option<Cause> {
+fn root_package_cause(ws: &Workspace, since: &Since<'_>) -> Option<Cause> {
     let file = "package.json".to_string();
     let now = crate::paths::read_config(&ws.root.join(&file)).ok().flatten().unwrap_or_default();
-    let old = match text_at(ws, &changes.base, &file) {
+    let old = match (since.text_at_base)(&file) {
         Ok(old) => old.unwrap_or_default(),
         Err(why) => return Some(Cause::RootDependencies { file, what: why }),
     };

@@ -3,7 +3,7 @@
 //! A task's key takes its project's slice of the lockfile and the
 //! workspace root's (`cache::deps`), not the whole file, so a lockfile
 //! change affects only the tasks whose slices moved. The lockfile in use
-//! is read twice, at the base (`git show`) and in the working tree, and
+//! is read twice, at the base (`git show`, asked by the caller) and in the working tree, and
 //! each project's slice digest compared; the moved packages are named
 //! with `lockfile::diff_slices`, as `vx why` names them.
 //!
@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::affected::{Changes, text_at};
+use super::since::Since;
 use crate::config::Workspace;
 use crate::lockfile::{DepsDigest, LOCKFILE_NAMES, Lockfile, LockfileError, diff_slices, find_lockfile};
 
@@ -37,7 +37,7 @@ pub(super) fn changed_lockfiles<'a>(changed: impl Iterator<Item = &'a str>) -> V
 }
 
 /// What moved, given the lockfile names that changed (none: `None`).
-pub(super) fn lockfile_moves(ws: &Workspace, changes: &Changes, names: &[&'static str]) -> Option<Moves> {
+pub(super) fn lockfile_moves(ws: &Workspace, since: &Since<'_>, names: &[&'static str]) -> Option<Moves> {
     let first = *names.first()?;
     let all = |file: &str, why: String| Some(Moves::All { file: file.to_string(), why });
     let (kind, path) = match find_lockfile(&ws.root) {
@@ -54,9 +54,9 @@ pub(super) fn lockfile_moves(ws: &Workspace, changes: &Changes, names: &[&'stati
         // vx to ignore (the keys do).
         return None;
     }
-    let old = match text_at(ws, &changes.base, &file) {
+    let old = match (since.text_at_base)(&file) {
         Ok(Some(text)) => text,
-        Ok(None) => return all(&file, format!("it is new since {}", changes.label)),
+        Ok(None) => return all(&file, format!("it is new since {}", since.label)),
         Err(why) => return all(&file, why),
     };
     let dirs: Vec<&str> = ws.projects.iter().map(|p| p.rel_dir.as_str()).chain(["."]).collect();
@@ -69,7 +69,7 @@ pub(super) fn lockfile_moves(ws: &Workspace, changes: &Changes, names: &[&'stati
     });
     let old = match old {
         Ok(old) => old,
-        Err(e) => return all(&file, format!("vx cannot read it as it was at {}: {}", changes.label, relative(ws, &e))),
+        Err(e) => return all(&file, format!("vx cannot read it as it was at {}: {}", since.label, relative(ws, &e))),
     };
     let new = match new {
         Ok(new) => new,

@@ -9,9 +9,9 @@
 //! every project when only exclusions are given).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::affected::changed_projects;
+use super::since::changed_projects;
 use crate::config::{Workspace, nearest};
 use crate::error::{Error, Result};
 
@@ -101,7 +101,7 @@ impl Filter {
         matches!(self.core, Core::Changed(_))
     }
 
-    fn matches(&self, ws: &Workspace, cwd: &Path) -> Result<BTreeSet<usize>> {
+    fn matches(&self, ws: &Workspace, cwd: &Path, changed_since: &ChangedSince<'_>) -> Result<BTreeSet<usize>> {
         let base: BTreeSet<usize> = match &self.core {
             Core::Name(pattern) => {
                 let glob = globset::Glob::new(pattern).expect("checked in parse").compile_matcher();
@@ -133,7 +133,7 @@ impl Filter {
                     .compile_matcher();
                 ws.projects.iter().enumerate().filter(|(_, p)| glob.is_match(&p.rel_dir)).map(|(i, _)| i).collect()
             }
-            Core::Changed(rev) => changed_projects(ws, Some(rev))?,
+            Core::Changed(rev) => changed_projects(ws, &changed_since(rev)?)?,
             Core::Tag(pattern) => {
                 let glob = globset::Glob::new(pattern).expect("checked in parse").compile_matcher();
                 let set: BTreeSet<usize> = ws
@@ -161,12 +161,22 @@ impl Filter {
     }
 }
 
+/// The files changed since a revision (absolute), for `[REV]` filters:
+/// the caller asks git (`crate::git::changed_files`).
+pub type ChangedSince<'a> = dyn Fn(&str) -> Result<Vec<PathBuf>> + 'a;
+
 /// Applies the filters: the union of the inclusions minus the exclusions.
-pub fn apply_filters(ws: &Workspace, cwd: &Path, filters: &[Filter]) -> Result<BTreeSet<usize>> {
+/// `changed_since` is asked for each `[REV]` filter's revision.
+pub fn apply_filters(
+    ws: &Workspace,
+    cwd: &Path,
+    filters: &[Filter],
+    changed_since: &ChangedSince<'_>,
+) -> Result<BTreeSet<usize>> {
     let mut included: Option<BTreeSet<usize>> = None;
     let mut excluded = BTreeSet::new();
     for filter in filters {
-        let set = filter.matches(ws, cwd)?;
+        let set = filter.matches(ws, cwd, changed_since)?;
         if filter.exclude {
             excluded.extend(set);
         } else {

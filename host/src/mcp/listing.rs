@@ -11,7 +11,7 @@ use crate::config::view::{project_json, project_names};
 use crate::config::{Project, load_workspace};
 use crate::error::Result;
 use crate::graph::{Filter, reverse_deps};
-use crate::run::{Selection, select_projects};
+use crate::plan::{Selection, select_projects};
 
 /// The selected projects: with `detail`, each task in full (as `vx show
 /// --format json`); without, each task's name and description.

@@ -19,21 +19,4 @@ mod params;
 mod run_tool;
 mod server;
 
-use std::path::PathBuf;
-
-use rmcp::ServiceExt;
-
-use crate::error::{Error, Result};
-pub use server::VxServer;
-
-/// Serves the workspace at `root` on stdin and stdout until the client
-/// closes them.
-pub async fn serve(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> Result<()> {
-    let server = VxServer::new(root, state_dir, allow_run);
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| Error::usage(format!("the MCP client did not start a session: {e}")))?;
-    running.waiting().await.map_err(|e| Error::internal(format!("the MCP session ended badly: {e}")))?;
-    Ok(())
-}
+pub use server::{VxServer, serve};

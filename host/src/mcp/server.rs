@@ -18,7 +18,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::Value;
 
 use super::params::{AffectedParams, FailedLogParams, ProjectsParams, RunsParams, SelectionParams, TaskParams};
@@ -189,4 +189,16 @@ impl ServerHandler for VxServer {
         let contents = ResourceContents::text(page.text, page.uri).with_mime_type(page.mime);
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
+}
+
+/// Serves the workspace at `root` on stdin and stdout until the client
+/// closes them.
+pub async fn serve(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> crate::error::Result<()> {
+    let server = VxServer::new(root, state_dir, allow_run);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| crate::Error::usage(format!("the MCP client did not start a session: {e}")))?;
+    running.waiting().await.map_err(|e| crate::Error::internal(format!("the MCP session ended badly: {e}")))?;
+    Ok(())
 }

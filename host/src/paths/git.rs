@@ -1,6 +1,6 @@
 //! Where a directory's git repository keeps its files: `DIR/.git` when it
 //! is a directory, else the directory a `.git` file names (a worktree, a
-//! submodule). Shared by the commit a run records (`graph::git_head`) and
+//! submodule). Shared by the commit a run records (`git::head`) and
 //! the files outputs never touch (`cache::tracked`).
 
 use std::path::{Path, PathBuf};

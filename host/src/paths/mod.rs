@@ -9,14 +9,17 @@
 //! | `inside` | paths and links that must stay inside a directory, and why one was refused |
 //! | `regular` | opening workspace files only when they are regular files, without blocking; bounded reads |
 //! | `git` | where a repository's git directory is (`.git`, or the one a `.git` file names) |
+//! | `atomic` | writing a file whole or not at all (a temporary file renamed into place) |
 //! | `contained` | writing beneath a directory through handles that never follow a link (the kernel's check, after the lexical one) |
 
+mod atomic;
 mod contained;
 mod git;
 mod inside;
 mod lexical;
 mod regular;
 
+pub use atomic::{unique_suffix, write_atomic};
 pub use contained::Contained;
 pub use git::git_dir_at;
 pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};

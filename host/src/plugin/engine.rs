@@ -156,3 +156,15 @@ fn write_private(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub fn is_compiled(engine: &Engine, hash: &blake3::Hash) -> bool {
     cache_dir().is_some_and(|d| d.join(artifact_name(engine, hash)).is_file())
 }
+
+/// Starts the process's one engine and its epoch ticker, if they are not
+/// running yet (the first load does it otherwise). Benchmarks call it to
+/// time that one-off start apart from loading plugins.
+pub fn start_engine() -> Result<(), EngineError> {
+    engine().map(drop)
+}
+
+/// The engine, for `vx plugin list` (whether a compiled artifact exists).
+pub fn compiled(hash: &blake3::Hash) -> bool {
+    engine().is_ok_and(|e| is_compiled(e, hash))
+}

@@ -67,7 +67,7 @@ pub use bindings::StreamKind;
 pub use cache_backend::PluginBackend;
 pub use calls::{ExecOutcome, ExecTask, Info, RunReport, parse_version};
 pub use command::{RESERVED_VERBS, Usage, WorkspaceModel, help_text, is_reserved};
-pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, is_compiled};
+pub use engine::{EngineError, Origin, cache_dir as compiled_cache_dir, compiled, is_compiled, start_engine};
 pub use error::{PluginError, PluginErrorKind};
 pub use grants::{Grants, HostPattern, Limits};
 pub use install::{AddRequest, Added, Removed, add, add_bytes, remove};
@@ -83,15 +83,3 @@ pub use reporter::{Reporter, write_report};
 pub use scaffold::scaffold;
 pub use state::SinkFn;
 pub use subscriber::PluginSubscribers;
-
-/// Starts the process's one engine and its epoch ticker, if they are not
-/// running yet (the first load does it otherwise). Benchmarks call it to
-/// time that one-off start apart from loading plugins.
-pub fn start_engine() -> Result<(), EngineError> {
-    engine::engine().map(drop)
-}
-
-/// The engine, for `vx plugin list` (whether a compiled artifact exists).
-pub fn compiled(hash: &blake3::Hash) -> bool {
-    engine::engine().is_ok_and(|e| is_compiled(e, hash))
-}

@@ -14,7 +14,7 @@
 //!   made, too); this holds under `none` as well: correctness wins;
 //! - before a task is keyed, for every pending task it depends on one of
 //!   whose outputs (listed in its entry, or on disk from an older run)
-//!   would be among its inputs (`Cache::would_be_input`): its key then
+//!   would be among its inputs (`inputs::Fingerprints::would_be_input`): its key then
 //!   depends on those bytes, so it is computed from them, never from a
 //!   tree that lacks them. Any other key cannot see them.
 //!
@@ -28,9 +28,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::cache::{Cache, CacheKey, Entry, Lookup, OutputGlobs, ROOT_MEMBERS, Tier};
+use crate::cache::{Cache, CacheKey, Entry, Lookup, ROOT_MEMBERS, Tier};
 use crate::config::Task;
 use crate::graph::TaskGraph;
+use crate::inputs::OutputGlobs;
 
 /// `--download`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -157,8 +158,10 @@ impl Pending {
         task: &Task,
     ) -> Result<(), String> {
         for left in self.among(upstream) {
-            let feeds =
-                left.paths.iter().any(|p| cache.would_be_input(&left.root, project_dir, task, p).unwrap_or(true));
+            let feeds = left
+                .paths
+                .iter()
+                .any(|p| cache.inputs.would_be_input(&left.root, project_dir, task, p).unwrap_or(true));
             if feeds {
                 left.fetch(cache)?;
             }

@@ -661,7 +661,7 @@ pub fn dependency_outputs(ws: &Workspace, graph: &TaskGraph, node: usize) -> Vec
         .flat_map(|&d| {
             let dn = &graph.nodes[d];
             let p = &ws.projects[dn.project];
-            let outputs = crate::cache::OutputGlobs::split(&p.tasks[&dn.id.task].outputs);
+            let outputs = crate::inputs::OutputGlobs::split(&p.tasks[&dn.id.task].outputs);
             let anchored = outputs.has_anchored().then(|| (ws.root.clone(), outputs.anchored));
             std::iter::once((p.dir.clone(), outputs.project)).chain(anchored)
         })

@@ -6,12 +6,12 @@
 use std::sync::{Arc, Mutex};
 
 use super::exec::scripted::{Script, Step};
-use super::{RunOptions, RunOutcome, Selection, Session, Signals, plan};
+use super::{RunOptions, RunOutcome, Session, Signals};
 use crate::cache::{Cache, CacheMode};
 use crate::config::{Workspace, load_workspace};
 use crate::error::ErrorKind;
 use crate::events::{Bus, CacheOutcome, Event, Subscriber, TaskStatus};
-use crate::graph::ContinueMode;
+use crate::graph::{ContinueMode, TaskGraph, TaskId};
 
 /// A workspace on disk: one `vx.toml` per project, `(dir, text)`, and the
 /// script its tasks run from.
@@ -94,6 +94,27 @@ impl Seen {
     }
 }
 
+/// The roots a run of `tasks` starts from, as `vx run` names them from
+/// the workspace root: `project#task` exactly, a bare name in every
+/// project that has it. (Selecting is `crate::plan`'s; the engine is
+/// specified here on the graph it is handed.)
+fn roots(ws: &Workspace, tasks: &[String]) -> Vec<(usize, String)> {
+    let mut roots = Vec::new();
+    for spec in tasks {
+        match TaskId::parse(spec) {
+            Some(id) => roots.push((ws.project_index(&id.project).expect("a known project"), id.task.clone())),
+            None => roots.extend(
+                ws.projects
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.tasks.contains_key(spec))
+                    .map(|(i, _)| (i, spec.clone())),
+            ),
+        }
+    }
+    roots
+}
+
 /// How a run is made: which tasks, with what options, cached or not, and
 /// a signal sent once a task has started.
 struct Run<'h> {
@@ -134,8 +155,7 @@ impl Run<'_> {
 
     fn go(self) -> (RunOutcome, Arc<Seen>) {
         let h = self.h;
-        let sel = Selection { tasks: self.tasks, cwd: h.ws.root.clone(), ..Selection::default() };
-        let graph = plan(&h.ws, &sel).expect("a plan");
+        let graph = TaskGraph::build(&h.ws, &roots(&h.ws, &self.tasks)).expect("a graph");
         let cache = self.cached.then(|| {
             let dir = h.dir.path().join(".cache");
             Arc::new(Cache::open(&h.ws, Some(dir), CacheMode::default(), false, None).expect("the cache opens"))

@@ -122,7 +122,7 @@ impl CacheJob {
     pub fn unmatched_inputs(&self, manifest: &KeyManifest) -> Vec<String> {
         let Some(inputs) = &self.task.inputs else { return Vec::new() };
         let project = self.project_dir.strip_prefix(&self.root).unwrap_or(std::path::Path::new(""));
-        crate::cache::unmatched_inputs(inputs, &project.to_string_lossy(), &manifest.files.0)
+        crate::inputs::unmatched_inputs(inputs, &project.to_string_lossy(), &manifest.files.0)
     }
 
     /// Looks `key` up and restores a hit, on the calling (blocking) thread.

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::policy::{Exact, Policy};
-use crate::cache::{GlobFilter, InputMatcher};
+use crate::inputs::{GlobFilter, InputMatcher};
 use crate::paths::normalize_lexically;
 
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (uapi/linux/seccomp.h).

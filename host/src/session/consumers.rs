@@ -125,7 +125,7 @@ impl RunSession {
 /// dashboard's live view describe besides the results. HEAD is read from
 /// git's files, so every run can afford it.
 fn run_info(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, o: &SessionOptions) -> RunInfo {
-    let head = crate::graph::read_head(&ws.root);
+    let head = crate::git::read_head(&ws.root);
     RunInfo {
         args: o.argv.clone(),
         cwd: super::options::caller_dir(&o.cwd),
@@ -135,6 +135,6 @@ fn run_info(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, o: &SessionOpt
         branch: head.branch,
         started: o.started,
         origin: o.origin,
-        tasks: crate::run::planned_tasks(ws, graph, opts.executor.as_deref()).into(),
+        tasks: crate::plan::planned_tasks(ws, graph, opts.executor.as_deref()).into(),
     }
 }

@@ -17,12 +17,4 @@ pub use apply::{Status, check, install_latest};
 pub use error::UpgradeError;
 pub use fetch::{Fetched, fetch};
 pub use install::{install, install_target};
-pub use release::{Asset, Release, is_newer, platform};
-
-/// The release feed when `VX_RELEASE_URL` is not set.
-pub const DEFAULT_RELEASE_URL: &str = "https://github.com/vx-dev/vx/releases/latest/download/release.json";
-
-/// The feed URL: `VX_RELEASE_URL`, else the project's.
-pub fn release_url() -> String {
-    std::env::var("VX_RELEASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_RELEASE_URL.to_string())
-}
+pub use release::{Asset, DEFAULT_RELEASE_URL, Release, is_newer, platform, release_url};

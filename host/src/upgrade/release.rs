@@ -118,6 +118,14 @@ pub fn is_newer(latest: &str, current: &str) -> bool {
     (0..len).map(|i| pad(&a, i).cmp(&pad(&b, i))).find(|o| o.is_ne()) == Some(std::cmp::Ordering::Greater)
 }
 
+/// The release feed when `VX_RELEASE_URL` is not set.
+pub const DEFAULT_RELEASE_URL: &str = "https://github.com/vx-dev/vx/releases/latest/download/release.json";
+
+/// The feed URL: `VX_RELEASE_URL`, else the project's.
+pub fn release_url() -> String {
+    std::env::var("VX_RELEASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_RELEASE_URL.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,8 +20,9 @@ use crate::config::{Workspace, find_workspace_root, load_workspace};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::TaskResult;
 use crate::graph::TaskGraph;
+use crate::plan::{Selection, plan};
 use crate::report::Style;
-use crate::run::{RunOptions, RunOutcome, Selection, Session, Signals, plan};
+use crate::run::{RunOptions, RunOutcome, Session, Signals};
 use crate::session::{CycleRelay, Front, FrontKind, RunSession, SessionOptions};
 
 /// What woke the loop.
@@ -73,7 +74,7 @@ pub async fn watch(req: WatchRequest) -> Result<u8> {
             ws.override_env_mode(req.opts.env_mode);
             crate::run::check_run_executor(&ws, req.opts.executor.as_deref())?;
             let sel = &req.selection;
-            crate::run::apply_pass_through(&mut ws, &sel.tasks, &sel.pass_through);
+            crate::plan::apply_pass_through(&mut ws, &sel.tasks, &sel.pass_through);
             let graph = plan(&ws, sel)?;
             let cache =
                 Cache::open(&ws, req.cache_dir.clone(), req.cache_mode, req.force, crate::backends::remote(&ws))?;

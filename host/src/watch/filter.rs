@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use ignore::gitignore::Gitignore;
 
-use crate::cache::{GlobFilter, InputMatcher, OutputGlobs};
 use crate::config::Workspace;
 use crate::graph::TaskGraph;
+use crate::inputs::{GlobFilter, InputMatcher, OutputGlobs};
 
 /// Files whose change re-reads the workspace, and every lockfile too
 /// (`lockfile::LOCKFILE_NAMES`, the one list of their names): each
@@ -43,7 +43,7 @@ fn gitignore_at(dir: &Path) -> Option<(PathBuf, Gitignore)> {
     if !file.is_file() {
         return None;
     }
-    crate::cache::ignore_file(dir, &file).map(|gi| (dir.to_path_buf(), gi))
+    crate::inputs::ignore_file(dir, &file).map(|gi| (dir.to_path_buf(), gi))
 }
 
 impl ChangeFilter {

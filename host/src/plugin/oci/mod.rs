@@ -34,10 +34,5 @@ pub use add::{OciAdded, add};
 pub use auth::{PASSWORD_ENV, TOKEN_ENV, USERNAME_ENV};
 pub use error::OciError;
 pub use publish::{Published, publish};
-pub use reference::{Reference, SCHEME};
+pub use reference::{Reference, SCHEME, is_reference};
 pub use tls::CA_FILE_ENV;
-
-/// Whether a `vx plugin add` argument is a registry reference.
-pub fn is_reference(arg: &str) -> bool {
-    arg.starts_with(SCHEME)
-}

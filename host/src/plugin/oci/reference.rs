@@ -127,6 +127,11 @@ fn valid_tag(tag: &str) -> bool {
         && tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
+/// Whether a `vx plugin add` argument is a registry reference.
+pub fn is_reference(arg: &str) -> bool {
+    arg.starts_with(SCHEME)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,9 +11,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::{Attempt, Executor, Ran};
-use crate::cache::{Cache, GlobFilter, list_files};
+use crate::cache::Cache;
 use crate::config::{Project, RemoteSettings, Task, Workspace};
 use crate::events::{Event, TaskStatus};
+use crate::inputs::{GlobFilter, list_files};
 use crate::remote::exec::{ExecError, Executed, RemoteSpec, output_paths};
 use crate::remote::{Reapi, RemoteError, runtime};
 
@@ -96,7 +97,7 @@ impl RemoteConnection {
         if task.persistent {
             return Err("a persistent task cannot run through executor `remote`; vx keeps servers local".into());
         }
-        if crate::cache::OutputGlobs::split(&task.outputs).has_anchored() {
+        if crate::inputs::OutputGlobs::split(&task.outputs).has_anchored() {
             // REAPI names outputs relative to the action's working directory
             // (the project), and `..` is not a path it allows.
             return Err("a task with root-anchored outputs (`/…`) cannot run through executor `remote`; \
@@ -123,15 +124,16 @@ impl RemoteJob {
     /// The input files: the task's own, the global inputs, and the outputs
     /// of its dependencies (all workspace-relative).
     fn inputs(&self) -> Result<Vec<(String, PathBuf)>, String> {
-        let mut files = self.cache.input_files(&self.root, &self.project_dir, &self.task).map_err(|e| e.to_string())?;
-        files.extend(self.cache.global_files().into_iter().map(|rel| {
+        let mut files =
+            self.cache.inputs.files(&self.root, &self.project_dir, &self.task).map_err(|e| e.to_string())?;
+        files.extend(self.cache.inputs.global_files().into_iter().map(|rel| {
             let abs = self.root.join(&rel);
             (rel, abs)
         }));
         for (dir, globs) in &self.dep_outputs {
             let filter = GlobFilter::new(Some(globs), &[]).map_err(|e| e.to_string())?;
             let prefix = dir.strip_prefix(&self.root).unwrap_or(dir).to_string_lossy().into_owned();
-            files.extend(list_files(dir, &filter, crate::cache::Listing::Outputs, &[]).into_iter().map(|f| {
+            files.extend(list_files(dir, &filter, crate::inputs::Listing::Outputs, &[]).into_iter().map(|f| {
                 let rel = if prefix.is_empty() { f.rel } else { format!("{prefix}/{}", f.rel) };
                 (rel, f.abs)
             }));

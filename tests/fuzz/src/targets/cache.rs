@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use vx::cache::{CacheKey, Entry, FileHasher, GlobFilter, read_members};
+use vx::cache::{CacheKey, Entry, read_members};
 use vx::fuzzing::OutputDirs;
+use vx::inputs::{FileHasher, GlobFilter};
 
 use crate::assert_one_line;
 use crate::scratch::with_dir;

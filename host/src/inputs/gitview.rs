@@ -6,7 +6,7 @@
 //! its configuration.
 //!
 //! Why a key is the same as a walk's:
-//! - The list is the walk's own ([`super::inputs::list_files`]): git is
+//! - The list is the walk's own ([`super::walk::list_files`]): git is
 //!   never asked which files there are, so its ignore rules, untracked
 //!   files and nested repositories do not matter.
 //! - The content: git's index is a stat cache with the same contract as
@@ -356,7 +356,7 @@ impl OidMap {
         for record in &records {
             out.extend_from_slice(record);
         }
-        super::fsutil::write_atomic(&self.file, &out)
+        crate::paths::write_atomic(&self.file, &out)
     }
 }
 

@@ -197,7 +197,7 @@ impl FileHasher {
             out.extend_from_slice(&stat.ino.to_le_bytes());
             out.extend_from_slice(hash.as_bytes());
         }
-        let written = super::fsutil::write_atomic(&self.file, &out);
+        let written = crate::paths::write_atomic(&self.file, &out);
         if written.is_err() {
             self.dirty.store(true, Ordering::Relaxed);
         }

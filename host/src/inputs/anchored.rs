@@ -6,7 +6,7 @@
 //! Keys, `--affected`, `vx watch` and `vx why` all decide what a task's
 //! inputs are through [`InputGlobs`], so they cannot disagree.
 
-use super::inputs::{GlobError, GlobFilter};
+use super::glob::{GlobError, GlobFilter};
 
 /// A task's `inputs`, split into the project-relative and the
 /// root-anchored patterns.
@@ -46,7 +46,7 @@ impl InputGlobs {
 
 /// A task's `outputs`, split likewise. Root-anchored outputs are written
 /// where they lie in the workspace (`/dist/shared/**`), archived under
-/// [`super::archive::ROOT_MEMBERS`] and restored there.
+/// the cache's `ROOT_MEMBERS` and restored there.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OutputGlobs {
     pub project: Vec<String>,

@@ -104,7 +104,7 @@ impl Monitor {
         let mut all: HashMap<&str, &Listing> =
             self.kept.iter().filter(|(_, l)| self.still_valid(l)).map(|(id, l)| (id.as_str(), l)).collect();
         all.extend(walked.iter().map(|(id, l)| (id.as_str(), l)));
-        super::fsutil::write_atomic(&self.path, &encode(&self.clock, self.exclude, &all))
+        crate::paths::write_atomic(&self.path, &encode(&self.clock, self.exclude, &all))
     }
 }
 

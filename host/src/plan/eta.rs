@@ -1,7 +1,8 @@
 //! Predicting a run: each task's expected duration (the p50 of its recent
 //! successful executions; nothing for a cache hit) and the wall time of the
 //! whole run, found by replaying the schedule with those durations: the
-//! same walker and priorities, and the same admission (`run::admission`),
+//! same walker and priorities, and the engine's own admission
+//! (`run::Admission`, one implementation for both),
 //! so a task starts only when its cpus and memory fit the budgets and its
 //! mutex is free. Two tasks the run would never run together (a shared
 //! mutex, shares that do not fit side by side) are never predicted to.
@@ -10,9 +11,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-use super::admission::{Admission, Budget};
 use crate::config::{Resources, Workspace};
 use crate::graph::{ContinueMode, TaskGraph, Walker};
+use crate::run::{Admission, Budget};
 
 /// The prediction for a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -5,7 +5,7 @@
 //! fetched before it is keyed; otherwise the key cannot see them and they
 //! stay where they are.
 //!
-//! The answer mirrors the walk of `inputs::list_files` step by step: the
+//! The answer mirrors the walk of `walk::list_files` step by step: the
 //! same glob filters and literal prefixes, the same directories never
 //! entered (`.git`, `.vx`, `node_modules`, nested projects), and the same
 //! ignore files read at the same points, from the directories that exist
@@ -17,11 +17,13 @@ use std::sync::Arc;
 
 use ignore::gitignore::Gitignore;
 
-use super::inputs::{GlobFilter, chained, dir_ignores, ignored_by};
-use super::{Cache, GlobError, InputGlobs, OutputGlobs};
+use super::anchored::{InputGlobs, OutputGlobs};
+use super::fingerprints::Fingerprints;
+use super::glob::{GlobError, GlobFilter};
+use super::ignores::{chained, dir_ignores, ignored_by};
 use crate::config::Task;
 
-impl Cache {
+impl Fingerprints {
     /// Whether the file at `rel` (workspace-relative, `/`-separated) would
     /// be an input of `task` in `project_dir`, were it there.
     pub fn would_be_input(&self, root: &Path, project_dir: &Path, task: &Task, rel: &str) -> Result<bool, GlobError> {

@@ -2,36 +2,17 @@
 //! merge base and the working tree (committed, staged, unstaged), plus
 //! untracked files that are not ignored, and a file's text at the base.
 //!
-//! `[REV]` filters and `vx show --affected` map them to projects (the
-//! deepest project containing each); `--affected` maps them to tasks with
-//! the reason for each (`affected_tasks.rs`). A changed global input
-//! affects every project.
+//! git answers here and the graph is handed its answers (`graph::Since`,
+//! and the changed files of a `[REV]` filter): `[REV]` filters and
+//! `vx show --affected` map them to projects (the deepest project
+//! containing each), `--affected` to tasks with the reason for each
+//! (`graph::affected_tasks`).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use crate::config::Workspace;
 use crate::error::{Error, Result};
 use crate::guard::run_tool;
-
-/// Projects with files changed since `rev`; with `None`, since the merge
-/// base of HEAD with `main` (else `master`).
-pub fn changed_projects(ws: &Workspace, rev: Option<&str>) -> Result<BTreeSet<usize>> {
-    let files = changed_files(ws, rev)?;
-    let globals = global_matcher(ws)?;
-    let mut out = BTreeSet::new();
-    for file in &files {
-        if let Ok(rel) = file.strip_prefix(&ws.root)
-            && globals.is_match(rel)
-        {
-            return Ok((0..ws.projects.len()).collect());
-        }
-        if let Some(p) = ws.project_containing(file) {
-            out.insert(p);
-        }
-    }
-    Ok(out)
-}
 
 /// What `--affected` compared against, for `nothing affected since REV`.
 pub fn base_label(ws: &Workspace, rev: Option<&str>) -> String {
@@ -40,16 +21,6 @@ pub fn base_label(ws: &Workspace, rev: Option<&str>) -> String {
         None if merge_base(ws, "main").is_ok() => "main".to_string(),
         None => "master".to_string(),
     }
-}
-
-pub(super) fn global_matcher(ws: &Workspace) -> Result<globset::GlobSet> {
-    let mut builder = globset::GlobSetBuilder::new();
-    for g in &ws.global_inputs {
-        let glob = globset::Glob::new(g)
-            .map_err(|e| Error::config(format!("invalid glob `{g}` in [workspace] global-inputs: {}", e.kind())))?;
-        builder.add(glob);
-    }
-    builder.build().map_err(|e| Error::config(format!("invalid [workspace] global-inputs: {e}")))
 }
 
 fn git(ws: &Workspace, args: &[&str]) -> Result<String> {
@@ -120,7 +91,7 @@ pub fn changes(ws: &Workspace, rev: Option<&str>) -> Result<Changes> {
 /// The text of the file at `rel` (relative to the workspace root) in the
 /// commit `base`; `Ok(None)` when the commit has no such file, `Err` with
 /// git's own line when git fails otherwise.
-pub(super) fn text_at(ws: &Workspace, base: &str, rel: &str) -> std::result::Result<Option<String>, String> {
+pub fn text_at(ws: &Workspace, base: &str, rel: &str) -> std::result::Result<Option<String>, String> {
     let spec = format!("{base}:./{rel}");
     let out = run_tool("git", &["show", &spec], &ws.root).map_err(|e| format!("git failed to start: {e}"))?;
     if out.success {

@@ -10,10 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 
+use super::glob::GlobFilter;
 use super::hasher::FileStat;
+use super::ignores::{chained, ignore_file};
 use super::runs::{listing_order, merge_runs};
 
 /// A file under a base directory: its path relative to that directory
@@ -29,101 +30,6 @@ pub struct FileRef {
     /// walked directories would not see its changes, nor does git's index
     /// hold its content.
     pub via_link: bool,
-}
-
-/// Compiled `include` / `exclude` glob lists relative to one directory.
-#[derive(Debug)]
-pub struct GlobFilter {
-    /// The include list is `**` alone (no `inputs`): every path passes it.
-    include_all: bool,
-    include: GlobSet,
-    exclude: GlobSet,
-    /// Literal prefixes to walk (relative); empty string means the base.
-    roots: Vec<String>,
-}
-
-/// Glob patterns that do not compile.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum GlobError {
-    #[error("invalid glob `{glob}`: {kind}")]
-    Pattern { glob: String, kind: globset::ErrorKind },
-    /// The compiled set could not be built from valid patterns.
-    #[error(transparent)]
-    Set(globset::Error),
-}
-
-fn is_meta(part: &str) -> bool {
-    part.contains(['*', '?', '[', '{'])
-}
-
-impl GlobFilter {
-    /// `patterns` may hold `!negations`; `extra_excludes` are plain globs.
-    /// `None` for `patterns` means every file.
-    pub fn new(patterns: Option<&[String]>, extra_excludes: &[String]) -> Result<GlobFilter, GlobError> {
-        let mut include = GlobSetBuilder::new();
-        let mut exclude = GlobSetBuilder::new();
-        let mut roots = Vec::new();
-        let include_all = patterns.is_none();
-        let compile = |p: &str| {
-            Glob::new(p.trim_start_matches("./"))
-                .map_err(|e| GlobError::Pattern { glob: p.to_string(), kind: e.kind().clone() })
-        };
-        match patterns {
-            None => {
-                include.add(compile("**")?);
-                roots.push(String::new());
-            }
-            Some(patterns) => {
-                for p in patterns {
-                    if let Some(neg) = p.strip_prefix('!') {
-                        exclude.add(compile(neg)?);
-                        continue;
-                    }
-                    let p = p.trim_start_matches("./").trim_end_matches('/');
-                    include.add(compile(p)?);
-                    // A literal path may name a directory: take everything in it.
-                    if !is_meta(p) {
-                        include.add(compile(&format!("{p}/**"))?);
-                    }
-                    let prefix: Vec<&str> = p.split('/').take_while(|c| !is_meta(c)).collect();
-                    roots.push(prefix.join("/"));
-                }
-            }
-        }
-        for p in extra_excludes {
-            exclude.add(compile(p.trim_start_matches('!'))?);
-        }
-        roots.sort();
-        roots.dedup();
-        let mut kept: Vec<String> = Vec::new();
-        for r in roots {
-            if !kept.iter().any(|k| k.is_empty() || r == *k || r.starts_with(&format!("{k}/"))) {
-                kept.push(r);
-            }
-        }
-        let build = |b: GlobSetBuilder| b.build().map_err(GlobError::Set);
-        Ok(GlobFilter { include_all, include: build(include)?, exclude: build(exclude)?, roots: kept })
-    }
-
-    /// The literal prefixes a walk enters ("" for the base itself).
-    pub fn roots(&self) -> &[String] {
-        &self.roots
-    }
-
-    /// The longest literal prefix that holds `rel` ("" for none).
-    pub fn root_of(&self, rel: &str) -> &str {
-        self.roots
-            .iter()
-            .filter(|r| r.is_empty() || rel.strip_prefix(r.as_str()).is_some_and(|rest| rest.starts_with('/')))
-            .max_by_key(|r| r.len())
-            .map_or("", String::as_str)
-    }
-
-    pub fn matches(&self, rel: &str) -> bool {
-        let candidate = globset::Candidate::new(rel);
-        (self.include_all || self.include.is_match_candidate(&candidate))
-            && !self.exclude.is_match_candidate(&candidate)
-    }
 }
 
 /// How a walk treats what it meets.
@@ -167,7 +73,7 @@ pub fn list_file_runs(
         Listing::Inputs(ignores) => (true, ignores),
         Listing::Outputs => (false, None),
     };
-    for root in &filter.roots {
+    for root in filter.roots() {
         let start = if root.is_empty() { base.to_path_buf() } else { base.join(root) };
         let Ok(lstat) = std::fs::symlink_metadata(&start) else { continue };
         let via_link = lstat.file_type().is_symlink() || (follow_links && !start_is_plain(base, root));
@@ -193,7 +99,7 @@ pub fn list_file_runs(
         let followed = Arc::new(if via_link { start.canonicalize().into_iter().collect() } else { Vec::new() });
         walk.run(DirJob { dir: start, rel, chain, verdicts, own_read, via_link, followed }, &mut runs);
     }
-    if filter.roots.len() <= 1 {
+    if filter.roots().len() <= 1 {
         return runs;
     }
     // Roots never nest (`GlobFilter::new`), but a symbolic link can make
@@ -506,18 +412,6 @@ fn verdict<T>(m: ignore::Match<T>) -> Verdict {
     }
 }
 
-/// `chain` with a directory's own ignore files after it, as a walk reads
-/// them on entering that directory (the same chain when it has none).
-pub(super) fn chained(chain: &Arc<Vec<Gitignore>>, own: Vec<Gitignore>) -> Arc<Vec<Gitignore>> {
-    if own.is_empty() {
-        return chain.clone();
-    }
-    let mut longer = Vec::with_capacity(chain.len() + own.len());
-    longer.extend(chain.iter().cloned());
-    longer.extend(own);
-    Arc::new(longer)
-}
-
 /// `rel` (relative to `base`) relative to what `base` is relative to: the
 /// two joined by `/`, either side possibly empty.
 pub(super) fn join_rel(base: &str, rel: &str) -> String {
@@ -535,119 +429,12 @@ pub(super) fn join_rel(base: &str, rel: &str) -> String {
     }
 }
 
-/// Whether the deepest ignore file that has an opinion on `path` ignores it.
-pub(super) fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> bool {
-    for gi in ancestors.iter().rev() {
-        if !path.starts_with(gi.path()) {
-            continue;
-        }
-        match gi.matched_path_or_any_parents(path, is_dir) {
-            ignore::Match::Ignore(_) => return true,
-            ignore::Match::Whitelist(_) => return false,
-            ignore::Match::None => {}
-        }
-    }
-    false
-}
-
-/// The ignore files of one directory (`.gitignore`, `.ignore`), and
-/// `.git/info/exclude` when `with_exclude` (the workspace root).
-pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
-    let mut files = Vec::new();
-    if with_exclude {
-        files.push(dir.join(".git/info/exclude"));
-    }
-    files.push(dir.join(".gitignore"));
-    files.push(dir.join(".ignore"));
-    files.into_iter().filter(|f| f.is_file()).filter_map(|f| ignore_file(dir, &f)).collect()
-}
-
-/// The declared input globs of a task that matched none of `files` (its
-/// keyed inputs, workspace-relative), as written: a glob that names
-/// nothing is usually a typo or a moved directory, and the key silently
-/// lacks what the user meant. `project` is the project's directory
-/// relative to the root ("" for the root).
-pub fn unmatched_inputs(inputs: &[String], project: &str, files: &[(String, blake3::Hash)]) -> Vec<String> {
-    let mut unmatched = Vec::new();
-    for glob in inputs.iter().filter(|g| !g.starts_with('!')) {
-        let (pattern, base) = match glob.strip_prefix('/') {
-            Some(anchored) => (anchored, ""),
-            None => (glob.as_str(), project),
-        };
-        let pattern = pattern.trim_start_matches("./").trim_end_matches('/');
-        let Ok(filter) = GlobFilter::new(Some(&[pattern.to_string()]), &[]) else { continue };
-        let inside = |path: &str| match base {
-            "" => Some(path.to_string()),
-            base => path.strip_prefix(base).and_then(|r| r.strip_prefix('/')).map(str::to_string),
-        };
-        if !files.iter().any(|(path, _)| inside(path).is_some_and(|rel| filter.matches(&rel))) {
-            unmatched.push(glob.clone());
-        }
-    }
-    unmatched
-}
-
-/// Says once per process that an ignore file was not read (a FIFO, one
-/// past the limit): what it would ignore is then an input, which a user
-/// should hear of rather than find in a key.
-fn warn_once_unread(file: &Path, e: &std::io::Error) {
-    use std::sync::{Mutex, OnceLock};
-    static WARNED: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
-    if e.kind() == std::io::ErrorKind::NotFound {
-        return;
-    }
-    let mut warned = WARNED.get_or_init(Mutex::default).lock().expect("warned set poisoned");
-    if warned.insert(file.to_path_buf()) {
-        tracing::warn!("{} is not read ({e}); what it would ignore is not ignored", file.display());
-    }
-}
-
-/// Ignore files larger than this are not read (a real one is kilobytes).
-const IGNORE_FILE_LIMIT: u64 = 4 << 20;
-
-/// One ignore file of `dir`, parsed; `None` when it cannot be read. It
-/// is read only if it is a regular file, without blocking and bounded
-/// (`paths::read_regular`): a FIFO named `.gitignore` would otherwise
-/// stop every walk that meets it, and Ctrl-C with it.
-pub fn ignore_file(dir: &Path, file: &Path) -> Option<Gitignore> {
-    let bytes = match crate::paths::read_regular(file, IGNORE_FILE_LIMIT) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            warn_once_unread(file, &e);
-            return None;
-        }
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let mut b = GitignoreBuilder::new(dir);
-    // As `GitignoreBuilder::add` reads a file: a byte-order mark dropped,
-    // a line that is not a valid pattern skipped.
-    for line in text.trim_start_matches('\u{feff}').lines() {
-        let _ = b.add_line(Some(file.to_path_buf()), line);
-    }
-    b.build().ok()
-}
-
 #[cfg(test)]
 mod tests {
+    use ignore::gitignore::GitignoreBuilder;
+
+    use super::super::ignores::{dir_ignores, ignored_by};
     use super::*;
-
-    #[test]
-    fn walks_only_literal_prefixes() {
-        let f = GlobFilter::new(Some(&["src/**".into(), "src/lib/*.ts".into(), "tsconfig.json".into()]), &[]).unwrap();
-        assert_eq!(f.roots, vec!["src".to_string(), "tsconfig.json".to_string()]);
-        let all = GlobFilter::new(None, &["dist/**".into()]).unwrap();
-        assert_eq!(all.roots, vec![String::new()]);
-        assert!(all.matches("src/a.ts"));
-        assert!(!all.matches("dist/a.js"));
-    }
-
-    #[test]
-    fn negations_and_directories() {
-        let f = GlobFilter::new(Some(&["src".into(), "!**/*.test.ts".into()]), &[]).unwrap();
-        assert!(f.matches("src/a.ts"));
-        assert!(!f.matches("src/a.test.ts"));
-        assert!(!f.matches("lib/a.ts"));
-    }
 
     /// Writes `text` at `rel` under `dir`, making the directories.
     fn write_file(dir: &Path, rel: &str, text: &str) {

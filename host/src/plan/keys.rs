@@ -3,10 +3,10 @@
 //! outputs). Tasks are keyed level by level in dependency order, each level
 //! on a few threads.
 
-use super::exec::{Executors, effective_executor};
 use crate::cache::{Cache, CacheKey, KeyManifest};
 use crate::config::{ExecutorName, Workspace};
 use crate::graph::TaskGraph;
+use crate::run::{Executors, effective_executor};
 
 /// A task's planned key, or why it has none.
 pub type PlannedKey = Result<(CacheKey, KeyManifest), String>;

@@ -10,14 +10,13 @@
 
 use serde_json::json;
 
-use super::admission::{Budget, cpus};
 use super::eta::Prediction;
-use super::exec::effective_executor;
 use super::keys::{PlannedCache, PlannedKey};
 use crate::cache::Cache;
 use crate::config::{Command, ExecutorName, Task, Workspace};
 use crate::graph::{Reason, ShardMark, ShardRole, TaskGraph};
 use crate::history::Flakiness;
+use crate::run::{Budget, cpus, effective_executor};
 use crate::units::{format_bytes, format_duration};
 
 fn command_json(cmd: &Command) -> serde_json::Value {

@@ -6,7 +6,7 @@
 //! list (a name and a digest each), so a tree of 100,000 files is not
 //! moved once more as whole file records first.
 
-use super::inputs::FileRef;
+use super::walk::FileRef;
 
 /// The order of a listing: by the relative path, then by the real one:
 /// two names that differ only in bytes that are not UTF-8 share a lossy

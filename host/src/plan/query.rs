@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::pass_through::command_with;
-use super::plan::{Planned, Selection, plan_explained};
+use super::selection::{Planned, Selection, plan_explained};
 use crate::config::{Command, Workspace};
 use crate::error::Result;
 use crate::graph::{Reason, ShardMark};

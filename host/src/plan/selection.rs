@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::config::{Workspace, nearest};
 use crate::error::{Error, Result};
 use crate::graph::{
-    Filter, Reason, Shard, ShardMark, TaskGraph, TaskId, affected_tasks, apply_filters, changed_projects, changes,
+    Filter, Reason, Shard, ShardMark, Since, TaskGraph, TaskId, affected_tasks, apply_filters, changed_projects,
     shard_marks, with_dependents,
 };
 
@@ -32,7 +32,7 @@ pub struct Selection {
 /// The projects a selection covers.
 pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize>> {
     let mut projects: BTreeSet<usize> = if !sel.filters.is_empty() {
-        apply_filters(ws, &sel.cwd, &sel.filters)?
+        apply_filters(ws, &sel.cwd, &sel.filters, &|rev| crate::git::changed_files(ws, Some(rev)))?
     } else if !sel.all && sel.affected.is_none() {
         match ws.project_containing(&sel.cwd) {
             Some(p) if ws.projects[p].dir != ws.root => BTreeSet::from([p]),
@@ -42,7 +42,7 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
         (0..ws.projects.len()).collect()
     };
     if let Some(rev) = &sel.affected {
-        let affected = with_dependents(ws, &changed_projects(ws, rev.as_deref())?);
+        let affected = with_dependents(ws, &changed_projects(ws, &crate::git::changed_files(ws, rev.as_deref())?)?);
         projects.retain(|p| affected.contains(p));
     }
     Ok(projects)
@@ -105,7 +105,10 @@ fn plan_unsharded(ws: &Workspace, sel: &Selection) -> Result<(TaskGraph, Option<
     let graph = TaskGraph::build(ws, &roots)?;
     let only = |graph: TaskGraph| if sel.only { graph.only_roots() } else { graph };
     let Some(rev) = &sel.affected else { return Ok((only(graph), None)) };
-    let affected = affected_tasks(ws, &graph, &changes(ws, rev.as_deref())?)?;
+    let changes = crate::git::changes(ws, rev.as_deref())?;
+    let text_at_base = |rel: &str| crate::git::text_at(ws, &changes.base, rel);
+    let since = Since { label: &changes.label, files: &changes.files, text_at_base: &text_at_base };
+    let affected = affected_tasks(ws, &graph, &since)?;
     let kept: Vec<(usize, String)> = graph
         .roots
         .iter()
@@ -202,7 +205,7 @@ pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&st
             let task = &ws.projects[node.project].tasks[&node.id.task];
             crate::report::PlannedTask {
                 id: node.id.to_string(),
-                executor: super::exec::effective_executor(task, run_executor).to_string(),
+                executor: crate::run::effective_executor(task, run_executor).to_string(),
                 dependencies: graph.deps[n].iter().map(|&d| graph.nodes[d].id.to_string()).collect(),
                 description: task.description.clone(),
             }

@@ -1,4 +1,6 @@
-//! Small filesystem helpers the cache relies on for crash safety.
+//! Writes that a crash or a concurrent reader never sees half done: the
+//! cache's entries and state files, the stat index, the dashboard's
+//! marker. A temporary name no other writer uses, then a rename.
 
 use std::io::Write;
 use std::path::Path;

@@ -1,0 +1,98 @@
+//! A task's outputs through the cache: a hit's restored into the project
+//! (and, for root-anchored outputs, the workspace), a success's archived
+//! into an entry and stored in each writable tier, and the files a task's
+//! outputs match now.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::archive::{self, OutputDirs};
+use super::{Cache, CacheError, CacheKey, Entry, EntryHeader, KeyManifest, Restored};
+use crate::config::Task;
+use crate::inputs::{GlobError, GlobFilter, OutputGlobs};
+
+impl Cache {
+    /// Restores a hit's outputs into the project (and, for root-anchored
+    /// outputs, the workspace).
+    pub fn restore(&self, root: &Path, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, CacheError> {
+        if task.outputs.is_empty() && entry.header.outputs.is_empty() {
+            return Ok(Restored::AlreadyThere);
+        }
+        let (globs, anchored) = self.output_filters(task)?;
+        let dirs = OutputDirs {
+            workspace: root,
+            project: project_dir,
+            globs: &globs,
+            root: anchored.as_deref().map(|a| (root, a)),
+        };
+        Ok(archive::unpack(dirs, &entry.archive, &entry.header.outputs, self.inputs.hasher())?)
+    }
+
+    /// A task's output filters: project-relative, and root-anchored if any.
+    fn output_filters(&self, task: &Task) -> Result<(Arc<GlobFilter>, Option<Arc<GlobFilter>>), GlobError> {
+        let outputs = OutputGlobs::split(&task.outputs);
+        let anchored = outputs.has_anchored().then(|| self.inputs.filter(Some(&outputs.anchored), &[])).transpose()?;
+        Ok((self.inputs.filter(Some(&outputs.project), &[])?, anchored))
+    }
+
+    /// Stores a successful run: its outputs, log, exit code and duration.
+    pub fn save(
+        &self,
+        key: &CacheKey,
+        manifest: KeyManifest,
+        dirs: (&Path, &Path),
+        task: &Task,
+        log: &[u8],
+        duration: Duration,
+    ) -> Result<(), CacheError> {
+        let (root, project_dir) = dirs;
+        let (archive, outputs) = if task.outputs.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            let (globs, anchored) = self.output_filters(task)?;
+            let dirs = OutputDirs {
+                workspace: root,
+                project: project_dir,
+                globs: &globs,
+                root: anchored.as_deref().map(|a| (root, a)),
+            };
+            archive::pack(dirs, self.inputs.hasher())?
+        };
+        let header = EntryHeader {
+            key: key.clone(),
+            task: manifest.task.clone(),
+            exit_code: 0,
+            duration_ms: duration.as_millis() as u64,
+            created_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            log_len: 0,
+            archive_len: 0,
+            body_hash: String::new(),
+            outputs,
+            manifest,
+        };
+        let bytes = Entry::encode(header, log, &archive);
+        if let (Some(remote), true) = (&self.remote, self.mode.remote.write) {
+            remote.put(&key.0, Arc::new(bytes.clone()));
+        }
+        if !self.mode.local.write {
+            return Ok(());
+        }
+        self.store.put(key, &bytes).map_err(CacheError::Write)?;
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// The files `task`'s outputs match now, as `(workspace-relative path,
+/// absolute path)`: what its entry would hold if it were stored now.
+pub fn output_files(root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, CacheError> {
+    let outputs = OutputGlobs::split(&task.outputs);
+    let globs = GlobFilter::new(Some(&outputs.project), &[])?;
+    let anchored = outputs.has_anchored().then(|| GlobFilter::new(Some(&outputs.anchored), &[])).transpose()?;
+    let dirs =
+        OutputDirs { workspace: root, project: project_dir, globs: &globs, root: anchored.as_ref().map(|a| (root, a)) };
+    Ok(dirs.in_workspace()?)
+}

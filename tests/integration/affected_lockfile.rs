@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 use crate::common::fixtures::task;
 use crate::common::log_cmd;
+use crate::common::query::query_affected_builds;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/lockfile/fixtures")
@@ -50,22 +51,11 @@ fn lockfile_repo(format: &str, lockfile: &str) -> TestEnv {
     env
 }
 
-/// `vx query build --affected --format json`: each id with reasons, and
-/// the reasons' texts by id.
+/// The affected builds with their reasons (those the plan pulls in only as
+/// dependencies left out).
 #[track_caller]
 fn affected(env: &TestEnv) -> Vec<(String, Vec<Value>)> {
-    let out = env.vx(&["query", "build", "--affected", "--format", "json"]);
-    out.assert_success();
-    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e})\n{out}"));
-    let mut tasks: Vec<(String, Vec<Value>)> = doc["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .filter(|t| !t["reasons"].as_array().expect("reasons").is_empty())
-        .map(|t| (t["id"].as_str().expect("id").to_string(), t["reasons"].as_array().expect("reasons").clone()))
-        .collect();
-    tasks.sort_by(|a, b| a.0.cmp(&b.0));
-    tasks
+    query_affected_builds(env).into_iter().filter(|(_, reasons)| !reasons.is_empty()).collect()
 }
 
 fn ids(tasks: &[(String, Vec<Value>)]) -> Vec<&str> {

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::common::query::query_affected_builds;
 use crate::common::{TestEnv, log_cmd, project_toml};
 
 /// ui ← web ← site, and lib alone, each `build` taking `src/**` after its
@@ -38,23 +39,6 @@ fn reset(env: &TestEnv) {
     env.git(&["clean", "--quiet", "-fd"]);
 }
 
-/// `vx query build --affected --format json`: each planned id with its
-/// reasons.
-#[track_caller]
-fn reasons(env: &TestEnv) -> Vec<(String, Vec<Value>)> {
-    let out = env.vx(&["query", "build", "--affected", "--format", "json"]);
-    out.assert_success();
-    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e})\n{out}"));
-    let mut tasks: Vec<(String, Vec<Value>)> = doc["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .map(|t| (t["id"].as_str().expect("an id").to_string(), t["reasons"].as_array().expect("reasons").clone()))
-        .collect();
-    tasks.sort_by(|a, b| a.0.cmp(&b.0));
-    tasks
-}
-
 /// The kinds of each task's reasons, as `id: kind, kind`.
 fn kinds(tasks: &[(String, Vec<Value>)]) -> Vec<String> {
     tasks
@@ -75,7 +59,7 @@ fn a_changed_input_is_named_and_dependents_name_their_nearest_affected_dependenc
     let env = repo();
     env.write("packages/ui/src/index.js", "// ui, changed\n");
     env.write("packages/ui/README.md", "not an input\n");
-    let tasks = reasons(&env);
+    let tasks = query_affected_builds(&env);
     assert_eq!(kinds(&tasks), ["site#build: dependency", "ui#build: input", "web#build: dependency"]);
     let ui = reason_of(&tasks, "ui#build");
     assert_eq!(ui[0]["files"], serde_json::json!(["packages/ui/src/index.js"]), "{ui:?}");
@@ -88,7 +72,7 @@ fn a_changed_input_is_named_and_dependents_name_their_nearest_affected_dependenc
 fn a_projects_manifest_is_named() {
     let env = repo();
     env.write("packages/lib/vx.toml", &format!("{}# edited\n", env.read("packages/lib/vx.toml")));
-    let tasks = reasons(&env);
+    let tasks = query_affected_builds(&env);
     assert_eq!(kinds(&tasks), ["lib#build: manifest"]);
     assert_eq!(reason_of(&tasks, "lib#build")[0]["file"], "packages/lib/vx.toml");
 }
@@ -98,15 +82,15 @@ fn workspace_wide_causes_select_every_task_and_say_so() {
     let env = repo();
     let every = |kind: &str| ["lib", "site", "ui", "web"].map(|p| format!("{p}#build: {kind}")).to_vec();
     env.write("tsconfig.base.json", "{ \"strict\": true }\n");
-    let tasks = reasons(&env);
+    let tasks = query_affected_builds(&env);
     assert_eq!(kinds(&tasks), every("global-input"));
     assert_eq!(reason_of(&tasks, "lib#build")[0]["files"], serde_json::json!(["tsconfig.base.json"]));
     reset(&env);
     env.write("vx.toml", &format!("{}# edited\n", env.read("vx.toml")));
-    assert_eq!(kinds(&reasons(&env)), every("root-config"));
+    assert_eq!(kinds(&query_affected_builds(&env)), every("root-config"));
     reset(&env);
     env.write("package.json", &env.read("package.json").replace("1.0.0", "1.1.0"));
-    let tasks = reasons(&env);
+    let tasks = query_affected_builds(&env);
     assert_eq!(kinds(&tasks), every("root-dependencies"));
     assert_eq!(reason_of(&tasks, "ui#build")[0]["text"], "the root package.json: its dependencies changed");
 }

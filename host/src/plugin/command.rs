@@ -36,6 +36,7 @@ pub const RESERVED_VERBS: &[&str] = &[
     "lock",
     "history",
     "dashboard",
+    "mcp",
     "why",
     "cache",
     "info",

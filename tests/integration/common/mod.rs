@@ -12,6 +12,7 @@ pub mod devtools;
 pub mod fixtures;
 pub mod otlp;
 pub mod process;
+pub mod query;
 pub mod registry;
 pub mod snapshot;
 pub mod store;

@@ -133,19 +133,25 @@ fn keep_watching(
                 Change::Dir(dir) if !watched.contains(&dir) => dir,
                 Change::Dir(_) => continue,
             };
-            let new: Vec<PathBuf> =
-                super::tree::watched_dirs(&root, &dir).into_iter().filter(|d| !watched.contains(d)).collect();
-            if new.is_empty() {
-                continue;
-            }
-            let Some(watcher) = watcher.upgrade() else { return };
-            let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let _ = watch_all(watcher.as_mut(), &new);
-            drop(watcher);
-            let files = super::tree::files_in(&new);
-            watched.extend(new);
-            if !files.is_empty() {
-                let _ = events.send(files);
+            // Listed again after each round of watches: a subdirectory made
+            // between a listing and the watch on its parent sent no event
+            // (`src/` of a project scaffolded while vx was watching), and
+            // only the next listing finds it.
+            loop {
+                let new: Vec<PathBuf> =
+                    super::tree::watched_dirs(&root, &dir).into_iter().filter(|d| !watched.contains(d)).collect();
+                if new.is_empty() {
+                    break;
+                }
+                let Some(watcher) = watcher.upgrade() else { return };
+                let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let _ = watch_all(watcher.as_mut(), &new);
+                drop(watcher);
+                let files = super::tree::files_in(&new);
+                watched.extend(new);
+                if !files.is_empty() {
+                    let _ = events.send(files);
+                }
             }
         }
     });

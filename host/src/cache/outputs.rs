@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::archive::{self, OutputDirs};
 use super::{Cache, CacheError, CacheKey, Entry, EntryHeader, KeyManifest, Restored};
 use crate::config::Task;
-use crate::inputs::{GlobError, GlobFilter, OutputGlobs};
+use crate::inputs::{GlobFilter, OutputGlobs};
 
 impl Cache {
     /// Restores a hit's outputs into the project (and, for root-anchored
@@ -19,21 +19,29 @@ impl Cache {
         if task.outputs.is_empty() && entry.header.outputs.is_empty() {
             return Ok(Restored::AlreadyThere);
         }
-        let (globs, anchored) = self.output_filters(task)?;
-        let dirs = OutputDirs {
+        self.with_output_dirs((root, project_dir), task, |dirs| {
+            Ok(archive::unpack(dirs, &entry.archive, &entry.header.outputs, self.inputs.hasher())?)
+        })
+    }
+
+    /// Calls `f` with where a task's outputs live: the project under its
+    /// project-relative globs, and the workspace under its root-anchored
+    /// ones, if any (what both a restore and a store walk).
+    fn with_output_dirs<T>(
+        &self,
+        (root, project_dir): (&Path, &Path),
+        task: &Task,
+        f: impl FnOnce(OutputDirs<'_>) -> Result<T, CacheError>,
+    ) -> Result<T, CacheError> {
+        let outputs = OutputGlobs::split(&task.outputs);
+        let anchored = outputs.has_anchored().then(|| self.inputs.filter(Some(&outputs.anchored), &[])).transpose()?;
+        let globs = self.inputs.filter(Some(&outputs.project), &[])?;
+        f(OutputDirs {
             workspace: root,
             project: project_dir,
             globs: &globs,
             root: anchored.as_deref().map(|a| (root, a)),
-        };
-        Ok(archive::unpack(dirs, &entry.archive, &entry.header.outputs, self.inputs.hasher())?)
-    }
-
-    /// A task's output filters: project-relative, and root-anchored if any.
-    fn output_filters(&self, task: &Task) -> Result<(Arc<GlobFilter>, Option<Arc<GlobFilter>>), GlobError> {
-        let outputs = OutputGlobs::split(&task.outputs);
-        let anchored = outputs.has_anchored().then(|| self.inputs.filter(Some(&outputs.anchored), &[])).transpose()?;
-        Ok((self.inputs.filter(Some(&outputs.project), &[])?, anchored))
+        })
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.
@@ -46,18 +54,10 @@ impl Cache {
         log: &[u8],
         duration: Duration,
     ) -> Result<(), CacheError> {
-        let (root, project_dir) = dirs;
         let (archive, outputs) = if task.outputs.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            let (globs, anchored) = self.output_filters(task)?;
-            let dirs = OutputDirs {
-                workspace: root,
-                project: project_dir,
-                globs: &globs,
-                root: anchored.as_deref().map(|a| (root, a)),
-            };
-            archive::pack(dirs, self.inputs.hasher())?
+            self.with_output_dirs(dirs, task, |dirs| Ok(archive::pack(dirs, self.inputs.hasher())?))?
         };
         let header = EntryHeader {
             key: key.clone(),

@@ -17,10 +17,16 @@ const MAX_RUNS: u32 = 200;
 pub(super) async fn vx_json(root: &Path, args: &[String]) -> Result<Value, String> {
     let out = VxChild::output(root, args).await.map_err(|e| format!("could not start vx: {e}"))?;
     if !out.success {
-        let message = out.stderr.lines().find(|l| l.starts_with("vx: error:")).or_else(|| out.stderr.lines().last());
-        return Err(message.unwrap_or("vx failed without a message").trim_start_matches("vx: error: ").to_string());
+        return Err(error_line(&out.stderr, "vx failed without a message"));
     }
     serde_json::from_str(&out.stdout).map_err(|e| format!("vx printed no JSON ({e})"))
+}
+
+/// vx's own one-line error from a child's standard error (without its
+/// `vx: error: ` prefix), else its last line, else `fallback`.
+pub(super) fn error_line(stderr: &str, fallback: &str) -> String {
+    let line = stderr.lines().find(|l| l.starts_with("vx: error:")).or_else(|| stderr.lines().last());
+    line.unwrap_or(fallback).trim_start_matches("vx: error: ").to_string()
 }
 
 /// `show_task`: one task as the plan resolves it: its command (with the

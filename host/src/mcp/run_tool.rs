@@ -47,8 +47,7 @@ pub(super) async fn run_tasks(root: &Path, state_dir: &Path, params: &SelectionP
         std::fs::read(&summary_file).map_err(|_| ()).and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|_| ()))
     else {
         // No summary: the run never started. vx said why on stderr.
-        let line = stderr.lines().find(|l| l.starts_with("vx: error:")).or_else(|| stderr.lines().last());
-        return Err(line.unwrap_or("vx run ended without a summary").trim_start_matches("vx: error: ").to_string());
+        return Err(super::answers::error_line(&stderr, "vx run ended without a summary"));
     };
     let tasks = summary["tasks"].as_array().cloned().unwrap_or_default();
     let ids: Vec<String> = tasks.iter().filter_map(|t| t["id"].as_str().map(str::to_string)).collect();

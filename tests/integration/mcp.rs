@@ -321,3 +321,32 @@ fn outside_a_workspace_it_is_one_line_and_exit_2_before_any_protocol() {
     assert!(out.stdout.is_empty(), "stdout is the protocol's: {out}");
     assert_eq!(out.stderr.lines().filter(|l| l.starts_with("vx: error:")).count(), 1, "{out}");
 }
+
+#[test]
+fn sigterm_of_the_server_in_the_middle_of_a_run_leaves_nothing() {
+    let env = TestEnv::new();
+    workspace(&env);
+    let (vx, stdin) = start_a_slow_run(&env);
+    let server = vx.pid();
+    vx.signal(Signal::SIGTERM);
+    let out = vx.finish();
+    drop(stdin);
+    assert_nothing_left(&env, &[server], &out);
+}
+
+#[test]
+fn a_cancelled_run_is_stopped_and_the_server_serves_on() {
+    let env = TestEnv::new();
+    workspace(&env);
+    let (mut vx, mut stdin) = start_a_slow_run(&env);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
+    writeln!(stdin, "{cancel}").expect("write to vx mcp");
+    stdin.flush().expect("flush");
+    let server = vx.pid();
+    let gone = poll(|| env.live_processes().iter().all(|p| p.pid == server));
+    assert!(gone, "the run outlived its cancelled request: {:?}\n{}", env.live_processes(), vx.output_so_far());
+    assert!(vx.is_running(), "the server serves on after a cancelled request");
+    drop(stdin);
+    let out = vx.finish();
+    assert_eq!(out.code, 0, "{out}");
+}

@@ -57,6 +57,20 @@ impl std::fmt::Debug for VxServer {
     }
 }
 
+/// `work`, unless the client cancels the request first: the future is
+/// then dropped, and with it any child vx, which gets SIGTERM
+/// (`guard::VxChild`). rmcp only signals a cancellation; it does not stop
+/// the handler.
+async fn unless_cancelled(
+    context: &RequestContext<RoleServer>,
+    work: impl std::future::Future<Output = Result<Value, String>>,
+) -> Result<Value, String> {
+    tokio::select! {
+        result = work => result,
+        () = context.ct.cancelled() => Err("cancelled by the client".to_string()),
+    }
+}
+
 /// A tool's answer: the value as structured content (and as text, for
 /// clients that read only text), or the error as an `isError` result.
 fn answer(result: Result<Value, String>) -> Result<CallToolResult, ErrorData> {
@@ -86,8 +100,12 @@ impl VxServer {
         env, its cache key and whether that key is cached (`cache_status`).",
         annotations(read_only_hint = true)
     )]
-    async fn show_task(&self, Parameters(p): Parameters<TaskParams>) -> Result<CallToolResult, ErrorData> {
-        answer(answers::show_task(&self.root, &p).await)
+    async fn show_task(
+        &self,
+        Parameters(p): Parameters<TaskParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, answers::show_task(&self.root, &p)).await)
     }
 
     #[tool(
@@ -95,8 +113,12 @@ impl VxServer {
         that is one of its inputs, its manifest, a moved lockfile entry, or the affected dependency.",
         annotations(read_only_hint = true)
     )]
-    async fn affected(&self, Parameters(p): Parameters<AffectedParams>) -> Result<CallToolResult, ErrorData> {
-        answer(answers::affected(&self.root, &p).await)
+    async fn affected(
+        &self,
+        Parameters(p): Parameters<AffectedParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, answers::affected(&self.root, &p)).await)
     }
 
     #[tool(
@@ -104,8 +126,12 @@ impl VxServer {
         and run tasks.",
         annotations(read_only_hint = true)
     )]
-    async fn last_runs(&self, Parameters(p): Parameters<RunsParams>) -> Result<CallToolResult, ErrorData> {
-        answer(answers::last_runs(&self.root, &p).await)
+    async fn last_runs(
+        &self,
+        Parameters(p): Parameters<RunsParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, answers::last_runs(&self.root, &p)).await)
     }
 
     #[tool(
@@ -126,8 +152,12 @@ impl VxServer {
         changed between them (files, env, dependencies, command).",
         annotations(read_only_hint = true)
     )]
-    async fn why(&self, Parameters(p): Parameters<TaskParams>) -> Result<CallToolResult, ErrorData> {
-        answer(answers::why(&self.root, &p).await)
+    async fn why(
+        &self,
+        Parameters(p): Parameters<TaskParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, answers::why(&self.root, &p)).await)
     }
 
     #[tool(
@@ -135,8 +165,12 @@ impl VxServer {
         dependencies, key, cache status and predicted time.",
         annotations(read_only_hint = true)
     )]
-    async fn plan(&self, Parameters(p): Parameters<SelectionParams>) -> Result<CallToolResult, ErrorData> {
-        answer(answers::plan(&self.root, &p).await)
+    async fn plan(
+        &self,
+        Parameters(p): Parameters<SelectionParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, answers::plan(&self.root, &p)).await)
     }
 
     #[tool(
@@ -144,8 +178,12 @@ impl VxServer {
         duration, exit code, the last lines of its log and the file with all of it.",
         annotations(read_only_hint = false, destructive_hint = false)
     )]
-    async fn run_tasks(&self, Parameters(p): Parameters<SelectionParams>) -> Result<CallToolResult, ErrorData> {
-        answer(run_tool::run_tasks(&self.root, &self.state_dir, &p).await)
+    async fn run_tasks(
+        &self,
+        Parameters(p): Parameters<SelectionParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(unless_cancelled(&context, run_tool::run_tasks(&self.root, &self.state_dir, &p)).await)
     }
 }
 

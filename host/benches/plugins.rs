@@ -32,11 +32,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use vx::events::{CacheOutcome, RunSummary, TaskResult, TaskStatus};
-use vx::guard::Groups;
-use vx::plugin::{
-    ExecContext, ExecControl, ExecTask, LoadedPlugin, Origin, RunReport, load_bytes_ungranted, load_bytes_with_config,
-    read_plugin_file, start_engine,
+use vx::bench::{
+    CacheOutcome, ExecContext, ExecControl, ExecTask, Groups, LoadedPlugin, Origin, RunReport, RunSummary, TaskResult,
+    TaskStatus, load_bytes_ungranted, load_bytes_with_config, read_plugin_file, start_engine,
 };
 
 /// The first-party plugins a warm start loads: a reporter, a cache backend
@@ -245,7 +243,7 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
     let fixed = measure(2, n, 1, || junit.render(&empty).map(drop).map_err(|e| e.to_string()))?;
     println!("junit, an empty run (the fixed part): {}", fixed.show(Unit::Millis));
     let markdown = measure(2, n, 1, || {
-        black_box(vx::report::markdown::render(&summary, &argv));
+        black_box(vx::bench::render_markdown(&summary, &argv));
         Ok(())
     })?;
     println!("built-in markdown, for scale: {}", markdown.show(Unit::Millis));
@@ -275,7 +273,7 @@ fn pooled_calls(plugins: &[LoadedPlugin], n: usize) -> Result<(), String> {
         "instances created for {} pooled calls: {} (pool size {})",
         2 * (n + 1) * BATCH,
         stats.created,
-        vx::plugin::pool_size()
+        vx::bench::pool_size()
     );
     executor_calls(n)
 }

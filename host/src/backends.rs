@@ -11,7 +11,7 @@ use crate::remote::ReapiTier;
 /// The remote backend `ws` names, if any; nothing connects or loads until
 /// its first call. A `[remote]` table makes the REAPI server the remote
 /// unless `[cache] remote` names a plugin.
-pub fn remote(ws: &Workspace) -> Option<Box<dyn Backend>> {
+pub(crate) fn remote(ws: &Workspace) -> Option<Box<dyn Backend>> {
     let name = ws.cache.remote.as_deref().or(ws.remote.as_ref().map(|_| REAPI_REMOTE))?;
     match ws.remote.as_ref().filter(|_| name == REAPI_REMOTE) {
         Some(settings) => Some(Box::new(ReapiTier::new(settings.clone()))),

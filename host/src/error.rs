@@ -97,7 +97,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// Longest a message of vx's own gets before its middle is left out.
-pub const MAX_MESSAGE: usize = 2_000;
+pub(crate) const MAX_MESSAGE: usize = 2_000;
 
 /// `text` whole up to [`MAX_MESSAGE`] characters; past that its start and
 /// its end (where a message says how to mend it), with the number of
@@ -114,19 +114,19 @@ fn shorten(text: &str) -> String {
 }
 
 /// Longest a piece of outside text gets in a message of [`one_line`].
-pub const MAX_LINE_TEXT: usize = 500;
+pub(crate) const MAX_LINE_TEXT: usize = 500;
 
 /// Outside text (a plugin's reply, a server's digest, a lockfile's value)
 /// made fit for a one-line message: every run of control characters
 /// (newlines, carriage returns, escapes) becomes one space, and past
 /// [`MAX_LINE_TEXT`] characters it is cut with an ellipsis. Fuzzing found
 /// such text in errors from plugins, lockfiles, archives and REAPI replies.
-pub fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     cut(text, MAX_LINE_TEXT)
 }
 
 /// [`one_line`] without the cut, for vx's own messages.
-pub fn flatten(text: &str) -> String {
+pub(crate) fn flatten(text: &str) -> String {
     cut(text, usize::MAX)
 }
 

@@ -7,6 +7,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     // First, while vx has one thread: the npm launcher's parent-death request.
-    vx::guard::die_with_launcher();
-    vx::cli::main()
+    vx::die_with_launcher();
+    vx::main()
 }

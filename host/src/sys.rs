@@ -11,17 +11,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static STOPPING: AtomicBool = AtomicBool::new(false);
 
 /// Marks the process as stopping (see [`stopping`]).
-pub fn request_stop() {
+pub(crate) fn request_stop() {
     STOPPING.store(true, Ordering::SeqCst);
 }
 
 /// Whether vx has been told to stop.
-pub fn stopping() -> bool {
+pub(crate) fn stopping() -> bool {
     STOPPING.load(Ordering::SeqCst)
 }
 
 /// The number of cores vx may use (at least 1).
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
@@ -29,7 +29,7 @@ pub fn cores() -> usize {
 /// The memory tasks may use, in bytes: the machine's (`MemTotal`), or the
 /// cgroup's limit when it is lower (a container). `None` when neither can
 /// be read.
-pub fn physical_memory() -> Option<u64> {
+pub(crate) fn physical_memory() -> Option<u64> {
     static MEMORY: OnceLock<Option<u64>> = OnceLock::new();
     *MEMORY.get_or_init(|| {
         let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {

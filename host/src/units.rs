@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 /// `512 B`, `3.4 KiB`, `84.2 MiB`, `1.50 GiB`.
-pub fn format_bytes(bytes: u64) -> String {
+pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
@@ -20,7 +20,7 @@ pub fn format_bytes(bytes: u64) -> String {
 }
 
 /// `850ms`, `2.35s`, `1m04s`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")
@@ -33,16 +33,16 @@ pub fn format_duration(d: Duration) -> String {
 
 /// Quotes one word for a POSIX shell: as is when it holds only safe
 /// characters, else in single quotes.
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%^#".contains(c));
     if safe { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 /// `vx ARGS…` as one line, from the process arguments.
-pub fn command_line(args: &[String]) -> String {
+pub(crate) fn command_line(args: &[String]) -> String {
     std::iter::once("vx".to_string()).chain(args.iter().map(|a| shell_quote(a))).collect::<Vec<_>>().join(" ")
 }
 
-pub fn unix_ms(t: SystemTime) -> i64 {
+pub(crate) fn unix_ms(t: SystemTime) -> i64 {
     t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }

@@ -40,7 +40,7 @@ use crate::paths::{Contained, PathError, check_link, check_no_link_on_the_way, c
 
 /// The directory under which an archive names a task's root-anchored
 /// outputs: `.vx-root/gen/web/api.ts` is the workspace's `gen/web/api.ts`.
-pub const ROOT_MEMBERS: &str = ".vx-root";
+pub(crate) const ROOT_MEMBERS: &str = ".vx-root";
 
 /// Where a task's outputs lie: globs over its project, and root-anchored
 /// globs over the workspace root.
@@ -178,7 +178,7 @@ pub enum Restored {
 }
 
 /// Packs the files the outputs match.
-pub fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<OutputFile>), ArchiveError> {
+pub(crate) fn pack(dirs: OutputDirs<'_>, hasher: &FileHasher) -> Result<(Vec<u8>, Vec<OutputFile>), ArchiveError> {
     let files = dirs.list()?;
     let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(ArchiveError::Encode)?;
     let mut tar = tar::Builder::new(encoder);
@@ -360,7 +360,7 @@ fn already_there(on_disk: &[FileRef], expected: &[OutputFile], hasher: &FileHash
 
 /// Packs members held in memory (a remote hit rebuilt into a local entry),
 /// exactly as [`pack`] packs them from disk.
-pub fn pack_members(members: &BTreeMap<String, Member>) -> Result<Vec<u8>, ArchiveError> {
+pub(crate) fn pack_members(members: &BTreeMap<String, Member>) -> Result<Vec<u8>, ArchiveError> {
     let encoder = zstd::Encoder::new(Vec::new(), 3).map_err(ArchiveError::Encode)?;
     let mut tar = tar::Builder::new(encoder);
     for (rel, member) in members {

@@ -23,7 +23,7 @@ use super::store::LocalStore;
 /// call. A backend that cannot be used at all (a plugin that does not
 /// load) says so once and then answers like an empty store, which is not
 /// a failure: failures are what the tier counts towards giving up.
-pub trait Backend: Send + Sync + fmt::Debug {
+pub(crate) trait Backend: Send + Sync + fmt::Debug {
     /// Who the backend is (`reapi`, the plugin's name, `local`), for messages.
     fn name(&self) -> &str;
 
@@ -64,20 +64,20 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
 /// A well-formed key no entry has (the hex of 32 zero bytes), for
 /// [`Backend::check`].
-pub const PROBE_KEY: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const PROBE_KEY: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// A backend's failure, shown as the backend's own error text.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct BackendError(Box<dyn std::error::Error + Send + Sync>);
+pub(crate) struct BackendError(Box<dyn std::error::Error + Send + Sync>);
 
 impl BackendError {
-    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> BackendError {
+    pub(crate) fn new(e: impl std::error::Error + Send + Sync + 'static) -> BackendError {
         BackendError(Box::new(e))
     }
 
     /// A failure that is only a sentence.
-    pub fn message(text: impl Into<String>) -> BackendError {
+    pub(crate) fn message(text: impl Into<String>) -> BackendError {
         BackendError(text.into().into())
     }
 }

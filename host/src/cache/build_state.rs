@@ -17,12 +17,12 @@ use crate::inputs::{GlobFilter, OutputGlobs};
 /// `*.tsbuildinfo` files directly in the project directory (tsc's default
 /// place) and when each was last written.
 #[derive(Debug, Default)]
-pub struct BuildState(Vec<(String, Option<SystemTime>)>);
+pub(crate) struct BuildState(Vec<(String, Option<SystemTime>)>);
 
 impl BuildState {
     /// What is there now; nothing for a task without outputs (it loses
     /// nothing to a clear).
-    pub fn of(project_dir: &Path, task: &Task) -> BuildState {
+    pub(crate) fn of(project_dir: &Path, task: &Task) -> BuildState {
         if task.outputs.is_empty() {
             return BuildState::default();
         }
@@ -41,7 +41,7 @@ impl BuildState {
     /// The files `after` holds that are new or rewritten since `self`
     /// and that the task's outputs do not match: state the task wrote
     /// that the next clear will not remove with the outputs it describes.
-    pub fn written_outside(&self, after: &BuildState, task: &Task) -> Vec<String> {
+    pub(crate) fn written_outside(&self, after: &BuildState, task: &Task) -> Vec<String> {
         let outputs = OutputGlobs::split(&task.outputs);
         let filter = GlobFilter::new(Some(&outputs.project), &[]).ok();
         after

@@ -30,7 +30,7 @@ use crate::paths::Contained;
 
 /// Why a task's old outputs could not all be removed.
 #[derive(Debug, thiserror::Error)]
-pub enum ClearError {
+pub(crate) enum ClearError {
     #[error(transparent)]
     Glob(#[from] GlobError),
     #[error("could not remove the old output {path}: {source}")]
@@ -48,7 +48,12 @@ pub enum ClearError {
 /// (never entering `nested` project directories) and, for root-anchored
 /// outputs, under `root`. Returns how many; files git tracks are left in
 /// place and make it [`ClearError::Tracked`] once the rest are removed.
-pub fn clear_outputs(root: &Path, project_dir: &Path, task: &Task, nested: &[PathBuf]) -> Result<usize, ClearError> {
+pub(crate) fn clear_outputs(
+    root: &Path,
+    project_dir: &Path,
+    task: &Task,
+    nested: &[PathBuf],
+) -> Result<usize, ClearError> {
     if task.outputs.is_empty() {
         return Ok(0);
     }

@@ -39,7 +39,7 @@ const MEMO_VERSION: u32 = 2;
 
 /// What one project's tasks take from the package manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LockPart {
+pub(crate) enum LockPart {
     /// No lockfile at the root.
     None,
     /// The project's slice of a lockfile vx read.
@@ -52,7 +52,7 @@ pub enum LockPart {
 
 impl LockPart {
     /// The form a key manifest records: `slice:HEX`, `whole:HEX` or empty.
-    pub fn manifest_text(&self) -> String {
+    pub(crate) fn manifest_text(&self) -> String {
         match self {
             LockPart::None | LockPart::Unreadable(_) => String::new(),
             LockPart::Slice(d) => format!("slice:{d}"),
@@ -63,7 +63,7 @@ impl LockPart {
 
 /// What one project's tasks' keys take from its package manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectDeps {
+pub(crate) struct ProjectDeps {
     /// The normalised `package.json` digest, when the project has one.
     pub package_json: Option<blake3::Hash>,
     pub lockfile: LockPart,
@@ -77,7 +77,7 @@ static NO_DEPS: ProjectDeps = ProjectDeps { package_json: None, lockfile: LockPa
 
 /// Each project's [`ProjectDeps`], by project directory.
 #[derive(Debug, Default)]
-pub struct DepsTable {
+pub(crate) struct DepsTable {
     by_dir: HashMap<PathBuf, ProjectDeps>,
 }
 
@@ -96,7 +96,7 @@ impl DepsTable {
     /// Reads the workspace's lockfile part for every project, from the memo
     /// in `state` when its input digest still matches. Never fails: what
     /// cannot be read becomes `Whole` or `Unreadable` with a warning.
-    pub fn load(ws: &Workspace, state: &Path) -> DepsTable {
+    pub(crate) fn load(ws: &Workspace, state: &Path) -> DepsTable {
         let found = match find_lockfile(&ws.root) {
             Ok(Some(found)) => Ok(found),
             Ok(None) => return DepsTable::with(ws, |_| LockPart::None, root_declared(&ws.root)),
@@ -140,7 +140,7 @@ impl DepsTable {
 
     /// What the project at `dir` takes (nothing, for a directory the
     /// table does not know).
-    pub fn of(&self, dir: &Path) -> &ProjectDeps {
+    pub(crate) fn of(&self, dir: &Path) -> &ProjectDeps {
         self.by_dir.get(dir).unwrap_or(&NO_DEPS)
     }
 }
@@ -255,7 +255,7 @@ fn keep_slice(state: &Path, digest: &DepsDigest, slice: &[ResolvedDep]) {
 }
 
 /// The pins of a slice a manifest recorded (`slice:HEX`), if they were kept.
-pub fn kept_slice(state: &Path, manifest_text: &str) -> Option<Vec<ResolvedDep>> {
+pub(crate) fn kept_slice(state: &Path, manifest_text: &str) -> Option<Vec<ResolvedDep>> {
     let hex = manifest_text.strip_prefix("slice:")?;
     if !crate::cache::CacheKey::is_valid(hex) {
         return None;

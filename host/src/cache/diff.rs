@@ -84,7 +84,7 @@ pub fn diff_manifests(old: &KeyManifest, new: &KeyManifest) -> Vec<Change> {
 /// [`diff_manifests`], with a changed lockfile slice told as the packages
 /// that moved (`lodash 4.17.20 → 4.17.21`), read from the slices kept in
 /// `state` (`super::deps`); the plain line stays when they were not kept.
-pub fn diff_explained(old: &KeyManifest, new: &KeyManifest, state: &std::path::Path) -> Vec<Change> {
+pub(crate) fn diff_explained(old: &KeyManifest, new: &KeyManifest, state: &std::path::Path) -> Vec<Change> {
     let mut out = diff_manifests(old, new);
     let Some(at) = out.iter().position(|c| c.component == "lockfile") else { return out };
     let kept = |m: &KeyManifest| super::deps::kept_slice(state, &m.lockfile);

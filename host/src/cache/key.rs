@@ -22,7 +22,7 @@ use super::deps::ProjectDeps;
 use crate::config::Command;
 
 /// Bumped whenever the key's recipe changes, so old entries stop matching.
-pub const SCHEMA_VERSION: u32 = 3;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// A task's cache key: 64 hex digits of BLAKE3.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -179,7 +179,7 @@ impl KeyHasher {
 
 /// The key of one task.
 #[derive(Debug)]
-pub struct KeyInputs<'a> {
+pub(crate) struct KeyInputs<'a> {
     pub task: &'a str,
     pub command: &'a Command,
     pub executor: &'a str,
@@ -204,7 +204,7 @@ impl KeyInputs<'_> {
     /// The key, and the manifest that says what went into it (`vx why`
     /// compares two). The order of the fields hashed is the key's schema:
     /// changing it changes every key, so it goes with [`SCHEMA_VERSION`].
-    pub fn compute(&self, env_secret: &[u8; 32]) -> (CacheKey, KeyManifest) {
+    pub(crate) fn compute(&self, env_secret: &[u8; 32]) -> (CacheKey, KeyManifest) {
         let mut h = KeyHasher::new();
         h.update(b"vx-cache-key\0");
         h.update(&SCHEMA_VERSION.to_le_bytes());

@@ -11,7 +11,7 @@ use crate::config::Task;
 
 impl Cache {
     /// Computes a task's key from its inputs as they are on disk now.
-    pub fn task_key(
+    pub(crate) fn task_key(
         &self,
         root: &Path,
         project_dir: &Path,
@@ -84,7 +84,7 @@ impl Cache {
     /// from the new would be a wrong hit once the edit is reverted (Bazel
     /// checks the same). Files unchanged since keying cost a `stat` (the
     /// stat index); a new file matters not, as the next key sees it.
-    pub fn changed_input(
+    pub(crate) fn changed_input(
         &self,
         root: &Path,
         project_dir: &Path,

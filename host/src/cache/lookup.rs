@@ -6,7 +6,7 @@ use super::{Cache, CacheKey, Entry, Lookup};
 
 /// Which tier a lookup's answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
+pub(crate) enum Tier {
     /// The local store (or nowhere: a miss).
     Local,
     /// The remote, whole: the entry is now in the local store too.
@@ -19,7 +19,7 @@ pub enum Tier {
 impl Cache {
     /// Looks a key up in the local store, unless reads are off (`--force`,
     /// `--cache local:w`).
-    pub fn lookup(&self, key: &CacheKey) -> Lookup {
+    pub(crate) fn lookup(&self, key: &CacheKey) -> Lookup {
         if self.reads() && self.mode.local.read { self.store.get(key) } else { Lookup::Miss }
     }
 
@@ -30,7 +30,7 @@ impl Cache {
     /// remote that can leave them behind ([`Backend::partial`](super::Backend::partial)) sends the
     /// entry without its outputs' bytes ([`Tier::RemoteWithoutOutputs`]),
     /// which is neither stored nor restored (`--download`).
-    pub fn lookup_tiers(&self, key: &CacheKey, outputs: bool) -> (Lookup, Tier) {
+    pub(crate) fn lookup_tiers(&self, key: &CacheKey, outputs: bool) -> (Lookup, Tier) {
         let local = self.lookup(key);
         // An unreadable local store is no reason not to ask the remote one.
         if !matches!(local, Lookup::Miss | Lookup::Unreadable(_)) || !self.remote_reads() || self.force {
@@ -61,7 +61,7 @@ impl Cache {
     /// `true` the first time in this invocation that the store could not
     /// be read: one warning says so, and later misses for the same reason
     /// stay quiet.
-    pub fn first_unreadable(&self) -> bool {
+    pub(crate) fn first_unreadable(&self) -> bool {
         !self.unreadable_told.swap(true, std::sync::atomic::Ordering::Relaxed)
     }
 }

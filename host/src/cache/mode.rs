@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Access {
+pub(crate) struct Access {
     pub read: bool,
     pub write: bool,
 }
@@ -15,7 +15,7 @@ impl Access {
 
 /// Access to each cache tier for one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheMode {
+pub(crate) struct CacheMode {
     pub local: Access,
     pub remote: Access,
 }
@@ -29,7 +29,7 @@ impl Default for CacheMode {
 impl CacheMode {
     /// Parses `--cache`. A tier not named is off: `--cache local:r` means
     /// read the local cache, write nothing, leave the remote alone.
-    pub fn parse(text: &str) -> Result<CacheMode> {
+    pub(crate) fn parse(text: &str) -> Result<CacheMode> {
         let bad = |why: String| {
             Error::usage(format!("--cache {why}"))
                 .with_hint("write it like `local:rw,remote:r` (tiers local and remote, access r, w or rw) or `off`; see `vx run --help`")

@@ -14,7 +14,7 @@ use crate::inputs::Fingerprints;
 
 /// The cache as one invocation uses it.
 #[derive(Debug)]
-pub struct Cache {
+pub(crate) struct Cache {
     pub store: LocalStore,
     /// The run's tasks' input files, listed and hashed.
     pub inputs: Fingerprints,
@@ -55,7 +55,7 @@ impl std::fmt::Debug for EnvSnapshot {
 }
 
 /// Where vx keeps its state for a workspace.
-pub fn state_dir(ws: &Workspace) -> PathBuf {
+pub(crate) fn state_dir(ws: &Workspace) -> PathBuf {
     ws.root.join(".vx")
 }
 
@@ -63,7 +63,7 @@ impl Cache {
     /// Opens the cache of `ws`; `dir` overrides `[cache] dir`. `remote` is
     /// the workspace's remote backend (`crate::backends::remote`), used
     /// when `mode` gives the remote tier any access.
-    pub fn open(
+    pub(crate) fn open(
         ws: &Workspace,
         dir: Option<PathBuf>,
         mode: CacheMode,
@@ -102,21 +102,21 @@ impl Cache {
     }
 
     /// Whether keys are needed at all (any tier read or written).
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         let m = self.mode;
         m.local.read || m.local.write || (self.remote.is_some() && (m.remote.read || m.remote.write))
     }
 
-    pub fn reads(&self) -> bool {
+    pub(crate) fn reads(&self) -> bool {
         (self.mode.local.read || self.remote_reads()) && !self.force
     }
 
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         self.mode.local.write || (self.remote.is_some() && self.mode.remote.write)
     }
 
     /// Whether a remote tier is read (lookups may go over the network).
-    pub fn remote_reads(&self) -> bool {
+    pub(crate) fn remote_reads(&self) -> bool {
         self.remote.is_some() && self.mode.remote.read
     }
 
@@ -124,7 +124,7 @@ impl Cache {
     /// retention if the store is over budget (a run that only hit adds
     /// nothing, so it does not list the store). Failures here only cost
     /// speed next time, so they warn.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.save_index();
         if let Some(remote) = &self.remote {
             remote.finish();
@@ -136,11 +136,11 @@ impl Cache {
 
     /// Saves the stat index so the next invocation need not read unchanged
     /// files again (`--dry` and `vx why` hash too).
-    pub fn save_index(&self) {
+    pub(crate) fn save_index(&self) {
         self.inputs.save();
     }
 
-    pub fn retention(&self) -> (u64, Duration) {
+    pub(crate) fn retention(&self) -> (u64, Duration) {
         (self.max_size, self.max_age)
     }
 }

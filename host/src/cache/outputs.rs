@@ -15,7 +15,13 @@ use crate::inputs::{GlobFilter, OutputGlobs};
 impl Cache {
     /// Restores a hit's outputs into the project (and, for root-anchored
     /// outputs, the workspace).
-    pub fn restore(&self, root: &Path, project_dir: &Path, task: &Task, entry: &Entry) -> Result<Restored, CacheError> {
+    pub(crate) fn restore(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        task: &Task,
+        entry: &Entry,
+    ) -> Result<Restored, CacheError> {
         if task.outputs.is_empty() && entry.header.outputs.is_empty() {
             return Ok(Restored::AlreadyThere);
         }
@@ -45,7 +51,7 @@ impl Cache {
     }
 
     /// Stores a successful run: its outputs, log, exit code and duration.
-    pub fn save(
+    pub(crate) fn save(
         &self,
         key: &CacheKey,
         manifest: KeyManifest,
@@ -88,7 +94,7 @@ impl Cache {
 
 /// The files `task`'s outputs match now, as `(workspace-relative path,
 /// absolute path)`: what its entry would hold if it were stored now.
-pub fn output_files(root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, CacheError> {
+pub(crate) fn output_files(root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, CacheError> {
     let outputs = OutputGlobs::split(&task.outputs);
     let globs = GlobFilter::new(Some(&outputs.project), &[])?;
     let anchored = outputs.has_anchored().then(|| GlobFilter::new(Some(&outputs.anchored), &[])).transpose()?;

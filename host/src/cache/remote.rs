@@ -17,13 +17,13 @@ const MAX_FAILURES: usize = 3;
 /// The remote tier of one run. The backend connects or loads on first use,
 /// so commands that open the cache without touching the remote cost nothing.
 #[derive(Debug)]
-pub struct RemoteTier {
+pub(crate) struct RemoteTier {
     backend: Box<dyn Backend>,
     failures: AtomicUsize,
 }
 
 impl RemoteTier {
-    pub fn new(backend: Box<dyn Backend>) -> RemoteTier {
+    pub(crate) fn new(backend: Box<dyn Backend>) -> RemoteTier {
         RemoteTier { backend, failures: AtomicUsize::new(0) }
     }
 
@@ -42,7 +42,7 @@ impl RemoteTier {
     }
 
     /// The entry of `key` from the remote, `None` on a miss or a failure.
-    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Vec<u8>> {
         if !self.usable() {
             return None;
         }
@@ -53,14 +53,14 @@ impl RemoteTier {
     }
 
     /// Whether [`RemoteTier::get_without_outputs`] leaves outputs behind.
-    pub fn partial(&self) -> bool {
+    pub(crate) fn partial(&self) -> bool {
         self.backend.partial()
     }
 
     /// The entry of `key` without its outputs' bytes when the backend can
     /// leave them behind ([`Backend::get_without_outputs`]); `None` on a
     /// miss or a failure.
-    pub fn get_without_outputs(&self, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get_without_outputs(&self, key: &str) -> Option<Vec<u8>> {
         if !self.usable() {
             return None;
         }
@@ -71,7 +71,7 @@ impl RemoteTier {
     }
 
     /// Uploads an encoded entry; a failure is a warning.
-    pub fn put(&self, key: &str, bytes: Arc<Vec<u8>>) {
+    pub(crate) fn put(&self, key: &str, bytes: Arc<Vec<u8>>) {
         if !self.usable() {
             return;
         }
@@ -81,7 +81,7 @@ impl RemoteTier {
     }
 
     /// Which keys the remote holds (batched); all `false` on a failure.
-    pub fn exists(&self, keys: &[String]) -> Vec<bool> {
+    pub(crate) fn exists(&self, keys: &[String]) -> Vec<bool> {
         if !self.usable() {
             return vec![false; keys.len()];
         }
@@ -93,7 +93,7 @@ impl RemoteTier {
 
     /// Lets the backend report what the run could not do (REAPI refusals
     /// are counted, never silent).
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.backend.finish();
     }
 }

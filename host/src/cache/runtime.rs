@@ -21,14 +21,14 @@ use crate::guard::{Groups, TaskCommand, run_probe};
 
 /// How long one runtime command may take before it is killed and counts
 /// as failed.
-pub const PROBE_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(60);
 
 /// What a command printed, or why it gives no key.
 type ProbeResult = Result<Arc<Vec<u8>>, String>;
 
 /// The runtime commands of one invocation and their outputs.
 #[derive(Debug)]
-pub struct RuntimeProbes {
+pub(crate) struct RuntimeProbes {
     /// `sh -c COMMAND` at the root; `args` gets the command.
     base: TaskCommand,
     /// Strict mode: the environment is exactly `base.env`, not vx's plus it.
@@ -42,7 +42,7 @@ pub struct RuntimeProbes {
 }
 
 impl RuntimeProbes {
-    pub fn new(ws: &Workspace) -> RuntimeProbes {
+    pub(crate) fn new(ws: &Workspace) -> RuntimeProbes {
         let no_task_lists = EnvList::new(&ws.global_pass_env, &[]);
         let hashed = EnvList::new(&ws.global_env, &[]);
         let strict_env = task_environment(ws.env_mode, hashed, no_task_lists, std::env::vars_os());
@@ -67,12 +67,12 @@ impl RuntimeProbes {
     }
 
     /// Runs later probes in `groups` (the run's), if none has run yet.
-    pub fn use_groups(&self, groups: Groups) {
+    pub(crate) fn use_groups(&self, groups: Groups) {
         let _ = self.groups.set(groups);
     }
 
     /// The output of `command`, running it on first use.
-    pub fn output(&self, command: &str) -> ProbeResult {
+    pub(crate) fn output(&self, command: &str) -> ProbeResult {
         let cell = self.results.lock().expect("probes lock poisoned").entry(command.to_string()).or_default().clone();
         cell.get_or_init(|| self.run(command)).clone()
     }

@@ -19,13 +19,13 @@ use crate::paths::unique_suffix;
 const STALE_TMP: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone)]
-pub struct LocalStore {
+pub(crate) struct LocalStore {
     dir: PathBuf,
 }
 
 /// What a lookup found.
 #[derive(Debug)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     Hit(Box<Entry>),
     Miss,
     /// The entry was unusable and has been removed; the text says why.
@@ -39,7 +39,7 @@ pub enum Lookup {
 /// last refresh is older than this: a fully cached run then writes nothing
 /// to the store, and retention, which counts in days, still sees every
 /// entry's last use to within this much.
-pub const TOUCH_AFTER: Duration = Duration::from_secs(3600);
+pub(crate) const TOUCH_AFTER: Duration = Duration::from_secs(3600);
 
 /// Reads an entry through one open file: its bytes, the file, and its mtime.
 fn read_entry(path: &Path) -> std::io::Result<(Vec<u8>, std::fs::File, SystemTime)> {
@@ -67,17 +67,17 @@ fn touch(path: &Path, file: &std::fs::File, used: SystemTime, now: SystemTime) {
 
 /// Totals for `vx cache stats` and retention.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StoreStats {
+pub(crate) struct StoreStats {
     pub entries: u64,
     pub bytes: u64,
 }
 
 impl LocalStore {
-    pub fn new(dir: PathBuf) -> LocalStore {
+    pub(crate) fn new(dir: PathBuf) -> LocalStore {
         LocalStore { dir }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -85,11 +85,11 @@ impl LocalStore {
         self.dir.join("entries").join(&key.0[..2]).join(&key.0)
     }
 
-    pub fn contains(&self, key: &CacheKey) -> bool {
+    pub(crate) fn contains(&self, key: &CacheKey) -> bool {
         CacheKey::is_valid(&key.0) && self.entry_path(key).is_file()
     }
 
-    pub fn get(&self, key: &CacheKey) -> Lookup {
+    pub(crate) fn get(&self, key: &CacheKey) -> Lookup {
         if !CacheKey::is_valid(&key.0) {
             return Lookup::Miss;
         }
@@ -136,7 +136,7 @@ impl LocalStore {
     /// Writes go through a handle on the store directory, so a link
     /// planted inside it (`entries/ab` pointing elsewhere) is not followed
     /// out of it.
-    pub fn put(&self, key: &CacheKey, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn put(&self, key: &CacheKey, bytes: &[u8]) -> std::io::Result<()> {
         if !CacheKey::is_valid(&key.0) {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("not a cache key: {}", key.0)));
         }
@@ -177,7 +177,7 @@ impl LocalStore {
         out
     }
 
-    pub fn stats(&self) -> StoreStats {
+    pub(crate) fn stats(&self) -> StoreStats {
         let list = self.list();
         StoreStats { entries: list.len() as u64, bytes: list.iter().map(|(_, size, _)| size).sum() }
     }
@@ -185,7 +185,7 @@ impl LocalStore {
     /// Removes entries older than `max_age`, then the least recently used
     /// until the store fits `max_size`, and abandoned temporary files.
     /// Returns what was removed.
-    pub fn gc(&self, max_size: u64, max_age: Duration) -> StoreStats {
+    pub(crate) fn gc(&self, max_size: u64, max_age: Duration) -> StoreStats {
         let now = SystemTime::now();
         let mut removed = StoreStats::default();
         let list = self.list();
@@ -216,7 +216,7 @@ impl LocalStore {
     /// store: everything under `entries/` and `tmp/` must be named as vx
     /// names its files, or nothing is removed (`--cache-dir` pointed at
     /// some other directory must not lose its `entries/`).
-    pub fn clean(&self) -> Result<StoreStats, CleanError> {
+    pub(crate) fn clean(&self) -> Result<StoreStats, CleanError> {
         let mut doomed = Vec::new();
         let mut dirs = Vec::new();
         let io = |path: &Path| {
@@ -282,7 +282,7 @@ impl LocalStore {
 
 /// Why `vx cache clean` removed nothing.
 #[derive(Debug, thiserror::Error)]
-pub enum CleanError {
+pub(crate) enum CleanError {
     #[error(
         "{} does not look like a vx cache: {} is not a cache entry, so nothing was removed; point --cache-dir at a vx cache directory",
         .dir.display(),

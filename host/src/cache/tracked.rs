@@ -22,7 +22,7 @@ use crate::inputs::FileStat;
 
 /// Workspace-relative paths (with `/`) of the files git tracks.
 #[derive(Debug, Default)]
-pub struct Tracked {
+pub(crate) struct Tracked {
     files: HashSet<String>,
     /// Directories a sparse index keeps as one entry: everything beneath
     /// them is tracked.
@@ -32,7 +32,7 @@ pub struct Tracked {
 impl Tracked {
     /// The tracked files of the workspace at `root`, read at most once per
     /// change of git's index.
-    pub fn of(root: &Path) -> Arc<Tracked> {
+    pub(crate) fn of(root: &Path) -> Arc<Tracked> {
         type Seen = Mutex<Vec<(PathBuf, Option<FileStat>, Arc<Tracked>)>>;
         static SEEN: OnceLock<Seen> = OnceLock::new();
         let index = find_repository(root).map(|(git_dir, _)| git_dir.join("index"));
@@ -48,7 +48,7 @@ impl Tracked {
     }
 
     /// Whether git tracks the file at workspace-relative `rel`.
-    pub fn contains(&self, rel: &str) -> bool {
+    pub(crate) fn contains(&self, rel: &str) -> bool {
         self.files.contains(rel)
             || self.sparse_dirs.iter().any(|d| rel.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with('/')))
     }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 
 /// Refuses `--cache-dir --force`: the value of a flag written without `=`
 /// may not start with `-`, so a forgotten value never eats the next flag.
-pub fn check_value_flags(root: &clap::Command, argv: &[OsString]) -> Result<()> {
+pub(crate) fn check_value_flags(root: &clap::Command, argv: &[OsString]) -> Result<()> {
     let mut cmd = root;
     let mut i = 1;
     while i < argv.len() {
@@ -73,7 +73,7 @@ fn command_path(root: &clap::Command, cmd: &clap::Command) -> String {
 /// Prints help and version as clap does; turns every other clap error into
 /// one line with a hint. A value vx's own parsers refused (`choice`) is
 /// reported in their words.
-pub fn clap_error(err: clap::Error) -> Result<u8> {
+pub(crate) fn clap_error(err: clap::Error) -> Result<u8> {
     use clap::error::ErrorKind as K;
     if matches!(err.kind(), K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand) {
         let _ = err.print();
@@ -98,7 +98,7 @@ fn usage(flag: &str, got: &str, wants: &str, command: &str) -> Error {
 }
 
 /// `--concurrency N` or `P%` of the cores (at least one task).
-pub fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
+pub(crate) fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
     let wants = "a positive integer or a share of the cores like `50%`";
     let cores = crate::sys::cores();
     if let Some(pct) = text.strip_suffix('%') {
@@ -116,7 +116,7 @@ pub fn parse_concurrency(text: &str, command: &str) -> Result<usize> {
 
 /// `--memory SIZE`, `P%` of the machine's memory, or `unlimited` (`None`:
 /// memory is not counted).
-pub fn parse_memory(text: &str, command: &str) -> Result<Option<u64>> {
+pub(crate) fn parse_memory(text: &str, command: &str) -> Result<Option<u64>> {
     let wants = "a size like `8GiB`, a share of the machine's memory like `50%`, or `unlimited`";
     if text.trim() == "unlimited" {
         return Ok(None);
@@ -139,7 +139,7 @@ pub fn parse_memory(text: &str, command: &str) -> Result<Option<u64>> {
 }
 
 /// `--tag k=v`, split on the first `=`.
-pub fn parse_tag(text: &str, command: &str) -> Result<(String, String)> {
+pub(crate) fn parse_tag(text: &str, command: &str) -> Result<(String, String)> {
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.to_string(), v.to_string())),
         _ => Err(usage("--tag", text, "KEY=VALUE (split on the first `=`)", command)),

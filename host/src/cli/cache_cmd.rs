@@ -16,7 +16,7 @@ use crate::history::History;
 #[command(
     after_help = "Examples:\n  vx cache stats\n  vx cache stats --format json\n  vx cache gc       apply max-age and max-size now\n  vx cache clean    remove every entry"
 )]
-pub struct CacheArgs {
+pub(crate) struct CacheArgs {
     #[command(subcommand)]
     pub action: CacheAction,
 
@@ -26,7 +26,7 @@ pub struct CacheArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum CacheAction {
+pub(crate) enum CacheAction {
     /// Apply retention now: entries past `max-age`, then least recently used past `max-size`.
     Gc,
     /// Remove every entry.
@@ -43,7 +43,7 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
-pub fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_cache(args: CacheArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     // gc, clean and stats are about the local store: no remote backend.
     let cache = Cache::open(&ws, args.cache_dir.map(|d| cwd.join(d)), CacheMode::default(), false, None)?;

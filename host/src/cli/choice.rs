@@ -21,7 +21,7 @@ use crate::report::{LogOrder, LogPrefix, OutputLogs};
 use crate::run::Download;
 
 /// A flag value that is one of a few words.
-pub trait Choice: ValueEnum + Clone + Send + Sync + 'static {
+pub(crate) trait Choice: ValueEnum + Clone + Send + Sync + 'static {
     /// What the flag accepts, as the refusal says it: `text or json`.
     const WANTS: &'static str;
 
@@ -33,12 +33,12 @@ pub trait Choice: ValueEnum + Clone + Send + Sync + 'static {
 }
 
 /// clap's value parser for a [`Choice`]: `value_parser = choice::<Format>()`.
-pub fn choice<E: Choice>() -> ChoiceParser<E> {
+pub(crate) fn choice<E: Choice>() -> ChoiceParser<E> {
     ChoiceParser(PhantomData)
 }
 
 #[derive(Debug)]
-pub struct ChoiceParser<E>(PhantomData<E>);
+pub(crate) struct ChoiceParser<E>(PhantomData<E>);
 
 // Derived `Clone` would ask `E: Clone` of the marker; it is always cloneable.
 impl<E> Clone for ChoiceParser<E> {
@@ -72,7 +72,7 @@ fn command_path(cmd: &clap::Command) -> String {
 
 /// `--format` of `vx show`, `vx why`, `vx history` and `vx cache stats`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
 }
@@ -83,7 +83,7 @@ impl Choice for Format {
 
 /// `vx run --verify=KIND`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Verify {
+pub(crate) enum Verify {
     /// Run the requested tasks twice and compare their outputs.
     Determinism,
     /// Run the requested tasks traced and report what they touched
@@ -97,7 +97,7 @@ impl Choice for Verify {
 
 /// `vx run --ui=KIND`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Ui {
+pub(crate) enum Ui {
     /// The terminal UI: a task list, the selected task's log, keys.
     Tui,
     /// Prefixed lines as tasks write them.

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 #[command(
     after_help = "Examples:\n  vx completions bash > /etc/bash_completion.d/vx\n  echo 'source <(vx completions zsh)' >> ~/.zshrc\n  vx completions fish > ~/.config/fish/completions/vx.fish"
 )]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// bash, zsh, fish, powershell or elvish.
     #[arg(value_name = "SHELL", value_parser = choice::<Shell>())]
     pub shell: Shell,
@@ -26,7 +26,7 @@ pub struct CompletionsArgs {
 
 /// The shells clap_complete's dynamic engine registers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
+pub(crate) enum Shell {
     Bash,
     Zsh,
     Fish,
@@ -44,7 +44,7 @@ impl Choice for Shell {
     }
 }
 
-pub fn cmd_completions(args: CompletionsArgs) -> Result<u8> {
+pub(crate) fn cmd_completions(args: CompletionsArgs) -> Result<u8> {
     let shell: &dyn EnvCompleter = match args.shell {
         Shell::Bash => &Bash,
         Shell::Zsh => &Zsh,
@@ -80,11 +80,11 @@ fn matching(current: &OsStr, names: Vec<String>) -> Vec<CompletionCandidate> {
 }
 
 /// Completes `build` and `web#build` from the workspace.
-pub fn complete_tasks(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn complete_tasks(current: &OsStr) -> Vec<CompletionCandidate> {
     matching(current, workspace_names(false))
 }
 
 /// Completes project names from the workspace.
-pub fn complete_projects(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn complete_projects(current: &OsStr) -> Vec<CompletionCandidate> {
     matching(current, workspace_names(true))
 }

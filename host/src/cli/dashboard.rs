@@ -21,13 +21,13 @@ use crate::history::History;
   vx dashboard --port 0        on any free port (the URL is printed)
 The page is served on 127.0.0.1 only, from assets inside vx: it works
 offline. Runs started while it is up show live. Ctrl-C stops it.")]
-pub struct DashboardArgs {
+pub(crate) struct DashboardArgs {
     /// The port on 127.0.0.1; 0 picks a free one.
     #[arg(long, value_name = "N", default_value_t = 7878)]
     pub port: u16,
 }
 
-pub fn cmd_dashboard(args: DashboardArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_dashboard(args: DashboardArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     let state = state_dir(&ws);
     let history = History::open(&state.join("history.db"))

@@ -21,7 +21,7 @@ use crate::run::{Download, RunOptions};
 
 /// The selection flags `vx run`, `vx watch` and `vx query` share.
 #[derive(Debug, Clone, Args)]
-pub struct SelectionArgs {
+pub(crate) struct SelectionArgs {
     /// Tasks to run: `build` (in every selected project) or `web#build`.
     #[arg(value_name = "TASK", add = ArgValueCompleter::new(complete_tasks))]
     pub tasks: Vec<String>,
@@ -57,7 +57,7 @@ pub struct SelectionArgs {
 
 impl SelectionArgs {
     /// The selection, its filters parsed (a bad one is a usage error).
-    pub fn selection(self, cwd: &Path) -> Result<Selection> {
+    pub(crate) fn selection(self, cwd: &Path) -> Result<Selection> {
         let filters = self.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
         Ok(Selection {
             tasks: self.tasks,
@@ -73,7 +73,7 @@ impl SelectionArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ExecArgs {
+pub(crate) struct ExecArgs {
     #[command(flatten)]
     pub select: SelectionArgs,
 
@@ -157,7 +157,7 @@ pub struct ExecArgs {
 
 /// Validated flags, before the workspace is read.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub selection: Selection,
     pub opts: RunOptions,
     pub cache_mode: CacheMode,
@@ -166,14 +166,14 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    pub fn open_cache(&self, ws: &Workspace) -> Result<Cache> {
+    pub(crate) fn open_cache(&self, ws: &Workspace) -> Result<Cache> {
         Cache::open(ws, self.cache_dir.clone(), self.cache_mode, self.force, crate::backends::remote(ws))
     }
 }
 
 impl ExecArgs {
     /// Checks every flag (all usage errors come before any work).
-    pub fn prepare(self, cwd: &Path, command: &str) -> Result<Prepared> {
+    pub(crate) fn prepare(self, cwd: &Path, command: &str) -> Result<Prepared> {
         let concurrency = match &self.concurrency {
             Some(c) => parse_concurrency(c, command)?,
             None => crate::sys::cores(),
@@ -216,7 +216,7 @@ impl ExecArgs {
 
 /// The async runtime for running tasks: one thread drives processes and
 /// output; hashing and archives go to a blocking pool sized to the cores.
-pub fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     let cores = crate::sys::cores();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

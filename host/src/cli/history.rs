@@ -18,7 +18,7 @@ use crate::units::{format_bytes, format_duration};
 /// Show recent invocations, their durations and cache hit rates.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  vx history\n  vx history --limit 50 --format json\n  vx history --flaky")]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
     pub format: Format,
@@ -33,7 +33,7 @@ pub struct HistoryArgs {
     pub flaky: bool,
 }
 
-pub fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_history(args: HistoryArgs, cwd: &Path) -> Result<u8> {
     let json = args.format == Format::Json;
     let ws = load_workspace(cwd)?;
     let unreadable = |e: HistoryError| Error::internal(format!("could not read .vx/history.db: {e}"));

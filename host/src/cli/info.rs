@@ -14,7 +14,7 @@ use crate::info::{Options, gather, render};
 #[command(
     after_help = "Examples:\n  vx info\n  vx info --format json\n  vx info --offline    do not connect to the remote cache\n\nExit status: 0 with no problems found, 1 with some."
 )]
-pub struct InfoArgs {
+pub(crate) struct InfoArgs {
     /// `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = choice::<Format>())]
     pub format: Format,
@@ -24,7 +24,7 @@ pub struct InfoArgs {
     pub offline: bool,
 }
 
-pub fn cmd_info(args: InfoArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_info(args: InfoArgs, cwd: &Path) -> Result<u8> {
     let info = gather(cwd, Options { check_remote: !args.offline });
     match args.format {
         Format::Text => print!("{}", render(&info)),

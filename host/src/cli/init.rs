@@ -25,7 +25,7 @@ const INIT_HELP: &str = "Examples:
 /// Write vx.toml files from a Turborepo, Nx or moon workspace.
 #[derive(Debug, Args)]
 #[command(after_help = INIT_HELP)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// The configuration to read: `turbo`, `nx` or `moon` (default: the one present).
     #[arg(long, value_name = "TOOL", value_parser = choice::<SourceKind>())]
     pub from: Option<SourceKind>,
@@ -53,7 +53,7 @@ impl ValueEnum for SourceKind {
     }
 }
 
-pub fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_init(args: InitArgs, cwd: &Path) -> Result<u8> {
     let kind = choose_source(cwd, args.from)?;
     let plan = translate(cwd, kind)?;
     let files = with_schema_comment(render(&plan));

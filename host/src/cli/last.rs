@@ -33,7 +33,7 @@ use crate::units::{format_bytes, shell_quote};
   vx last --failed --task web#test    web#test's last failed attempt, whichever run it was
   vx last --failed --run 42           the failed attempts of run #42 (ids as `vx history` shows)
 Logs go to stdout, the line naming each to stderr.")]
-pub struct LastArgs {
+pub(crate) struct LastArgs {
     /// Print the full output of the failed attempts (flaky ones too) of the last run instead.
     #[arg(long)]
     pub failed: bool,
@@ -55,7 +55,7 @@ fn nothing_recorded() -> Error {
     Error::usage("no invocation recorded in this workspace yet").with_hint("run one, e.g. `vx run build`")
 }
 
-pub fn cmd_last(args: LastArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_last(args: LastArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     let history = History::open(&state_dir(&ws).join("history.db")).map_err(unreadable)?;
     if args.failed {

@@ -15,13 +15,13 @@ use crate::lock::LOCK_FILE;
 #[command(
     after_help = "Examples:\n  vx lock            write vx.lock\n  vx lock --check    exit 1 with the differences when vx.lock is out of date, 2 with every dependency [[workspace.boundaries]] refuses\n  vx run build --frozen   refuse to run when vx.lock is out of date"
 )]
-pub struct LockArgs {
+pub(crate) struct LockArgs {
     /// Do not write: compare vx.lock with the configuration, and list every dependency the workspace's boundaries refuse.
     #[arg(long)]
     pub check: bool,
 }
 
-pub fn cmd_lock(args: LockArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_lock(args: LockArgs, cwd: &Path) -> Result<u8> {
     if args.check {
         return check(cwd);
     }

@@ -16,13 +16,13 @@ use crate::error::Result;
   vx mcp --allow-run      also the run_tasks tool, which runs `vx run`
 In Claude Code: claude mcp add vx -- vx mcp
 Standard input and output carry the protocol; messages go to standard error.")]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Offer the `run_tasks` tool, which runs tasks (`vx run`) for the client.
     #[arg(long)]
     pub allow_run: bool,
 }
 
-pub fn cmd_mcp(args: McpArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_mcp(args: McpArgs, cwd: &Path) -> Result<u8> {
     // Loaded once here so that a directory outside any workspace, or a
     // broken vx.toml, is one line before the client waits on a server
     // that cannot answer; each tool loads the workspace afresh.

@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Selection, select_projects};
 
 /// The `project#task` the user picked.
-pub fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {
+pub(crate) fn pick_task(ws: &Workspace, sel: &Selection) -> Result<String> {
     let projects = select_projects(ws, sel)?;
     let described: Vec<(String, Option<&str>)> = projects
         .iter()
@@ -70,7 +70,7 @@ fn cancelled() -> Error {
 
 /// `argv` with `task` inserted after the `run` subcommand, so history
 /// records a line that runs the task instead of opening the picker again.
-pub fn with_task(argv: &[String], task: &str) -> Vec<String> {
+pub(crate) fn with_task(argv: &[String], task: &str) -> Vec<String> {
     let mut out = argv.to_vec();
     let at = argv.iter().position(|a| a == "run").map_or(out.len(), |i| i + 1);
     out.insert(at, task.to_string());

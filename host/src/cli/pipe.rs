@@ -16,7 +16,7 @@ use std::panic::PanicHookInfo;
 const CLOSED_PIPE_EXIT: i32 = 128 + 13;
 
 /// Installs the hook, keeping the previous one for every other panic.
-pub fn install() {
+pub(crate) fn install() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if is_closed_pipe(info) {

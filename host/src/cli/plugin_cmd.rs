@@ -28,13 +28,13 @@ const PLUGIN_HELP: &str = "Examples:
 /// Add, list, remove and scaffold WebAssembly plugins.
 #[derive(Debug, Args)]
 #[command(after_help = PLUGIN_HELP)]
-pub struct PluginArgs {
+pub(crate) struct PluginArgs {
     #[command(subcommand)]
     pub action: PluginAction,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PluginAction {
+pub(crate) enum PluginAction {
     /// Check a component, copy it to .vx/plugins/NAME.wasm, pin it in vx.lock
     /// and add `[plugins.NAME]` to vx.toml. Grants come only from flags.
     Add(AddArgs),
@@ -61,7 +61,7 @@ pub enum PluginAction {
 }
 
 #[derive(Debug, Args)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// The component (.wasm) to add, a first-party plugin's name (`junit`,
     /// `http-cache`, `sandbox`), or a registry reference
     /// `oci://REGISTRY/NAMESPACE/NAME:TAG` (or `@sha256:DIGEST`).
@@ -95,7 +95,7 @@ pub struct AddArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct PublishArgs {
+pub(crate) struct PublishArgs {
     /// The component (.wasm) to publish.
     pub file: PathBuf,
     /// Where: `oci://REGISTRY/NAMESPACE/NAME:TAG`.
@@ -105,7 +105,7 @@ pub struct PublishArgs {
     pub plain_http: bool,
 }
 
-pub fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_plugin(args: PluginArgs, cwd: &Path) -> Result<u8> {
     match args.action {
         PluginAction::Add(a) => add(a, cwd),
         PluginAction::List { available: false } => list(cwd),

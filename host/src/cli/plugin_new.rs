@@ -29,7 +29,7 @@ impl ValueEnum for World {
     }
 }
 
-pub fn cmd_new(kind: World, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_new(kind: World, name: &str, dir: Option<PathBuf>, cwd: &Path) -> Result<u8> {
     let dest = cwd.join(dir.unwrap_or_else(|| PathBuf::from(name)));
     let ident = crate::plugin::scaffold(kind, name, &dest)?;
     println!("created {} plugin `{name}` in {}", kind.name(), dest.strip_prefix(cwd).unwrap_or(&dest).display());

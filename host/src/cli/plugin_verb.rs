@@ -57,7 +57,7 @@ fn configured_plugins(root: &Path) -> Vec<String> {
 
 /// Runs a command plugin when `argv` names one; `None` hands `argv` to
 /// the command line as it is.
-pub fn dispatch(argv: &[OsString]) -> Option<Result<u8>> {
+pub(crate) fn dispatch(argv: &[OsString]) -> Option<Result<u8>> {
     let Invocation { dir, verb: Some(verb), args } = split(argv)? else {
         return None;
     };
@@ -108,7 +108,7 @@ fn wants_top_level_help(argv: &[OsString]) -> Option<PathBuf> {
 /// "Plugin commands:" and one line per command plugin of the workspace
 /// that `argv` runs in, from the pins in `vx.lock` (nothing is loaded);
 /// empty when `argv` is not a top-level help request or there are none.
-pub fn help_section(argv: &[OsString]) -> String {
+pub(crate) fn help_section(argv: &[OsString]) -> String {
     let Some(dir) = wants_top_level_help(argv) else {
         return String::new();
     };

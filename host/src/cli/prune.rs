@@ -12,7 +12,7 @@ use crate::prune::{PruneOptions, prune};
 /// Copy projects, their workspace dependencies and a pruned lockfile into a directory.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  vx prune web\n  vx prune web api --out build/web --docker")]
-pub struct PruneArgs {
+pub(crate) struct PruneArgs {
     /// The projects to keep; their workspace dependencies come with them.
     #[arg(required = true, value_name = "PROJECT", add = clap_complete::ArgValueCompleter::new(super::completions::complete_projects))]
     pub projects: Vec<String>,
@@ -26,7 +26,7 @@ pub struct PruneArgs {
     pub docker: bool,
 }
 
-pub fn cmd_prune(args: PruneArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_prune(args: PruneArgs, cwd: &Path) -> Result<u8> {
     let ws = load_workspace(cwd)?;
     let out = cwd.join(&args.out);
     let pruned = prune(&ws, &PruneOptions { projects: args.projects, out: out.clone(), docker: args.docker })?;

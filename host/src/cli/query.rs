@@ -22,7 +22,7 @@ const QUERY_HELP: &str = "Examples:
 /// List the tasks a run would run, for CI scripts (nothing runs)
 #[derive(Debug, Args)]
 #[command(after_help = QUERY_HELP)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     #[command(flatten)]
     pub select: SelectionArgs,
 
@@ -36,7 +36,7 @@ pub struct QueryArgs {
     pub format: Format,
 }
 
-pub fn cmd_query(args: QueryArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_query(args: QueryArgs, cwd: &Path) -> Result<u8> {
     let mut selection = args.select.selection(cwd)?;
     selection.shard = args.shard.as_deref().map(Shard::parse).transpose()?;
     let ws = load_workspace(cwd)?;

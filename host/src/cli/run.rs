@@ -34,7 +34,7 @@ const RUN_HELP: &str = "Examples:
 /// Run tasks in dependency order.
 #[derive(Debug, Args)]
 #[command(after_help = RUN_HELP)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
 
@@ -142,7 +142,7 @@ pub struct RunArgs {
 
 /// `--format`: a `--verify=inputs` report's, or `--dry=json`'s schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Text,
     Json,
     Turbo,
@@ -152,7 +152,7 @@ impl super::choice::Choice for ReportFormat {
     const WANTS: &'static str = "text, json or turbo";
 }
 
-pub fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
+pub(crate) fn cmd_run(args: RunArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let clocks = (SystemTime::now(), Instant::now());
     let checked = args.check()?;
     let mut run = Loaded::load(&args, cwd, argv)?;

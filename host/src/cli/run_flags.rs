@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// What the checked flags decide besides themselves.
 #[derive(Debug, Clone)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// `--tag KEY=VALUE`s, parsed.
     pub tags: Vec<(String, String)>,
     /// `--dry=json --format turbo`: the plan in Turborepo's schema.
@@ -19,7 +19,7 @@ pub struct Checked {
 
 impl RunArgs {
     /// Refuses flags that contradict each other.
-    pub fn check(&self) -> Result<Checked> {
+    pub(crate) fn check(&self) -> Result<Checked> {
         let tags = self.tag.iter().map(|t| parse_tag(t, "run")).collect::<Result<Vec<_>>>()?;
         let runs_nothing = self.dry.is_some() || self.graph.is_some();
         if self.verbose && self.dry.is_none() {

@@ -22,7 +22,7 @@ use crate::session::{FrontKind, SessionOptions};
 
 /// A planned run, not yet started.
 #[derive(Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub ws: Workspace,
     pub prepared: Prepared,
     pub graph: TaskGraph,
@@ -40,7 +40,7 @@ pub struct Loaded {
 
 impl Loaded {
     /// Loads the workspace and plans what `args` select.
-    pub fn load(args: &RunArgs, cwd: &Path, argv: &[String]) -> Result<Loaded> {
+    pub(crate) fn load(args: &RunArgs, cwd: &Path, argv: &[String]) -> Result<Loaded> {
         let mut prepared = args.exec.clone().prepare(cwd, "run")?;
         prepared.selection.shard = args.shard.as_deref().map(crate::graph::Shard::parse).transpose()?;
         let mut ws = load_workspace(cwd)?;
@@ -67,7 +67,7 @@ impl Loaded {
 
     /// `--graph`, `--dry`, or a selection with nothing to run: what is
     /// printed instead of a run, and its exit code.
-    pub fn print_instead(&self, args: &RunArgs, cwd: &Path, turbo_dry: bool) -> Result<Option<u8>> {
+    pub(crate) fn print_instead(&self, args: &RunArgs, cwd: &Path, turbo_dry: bool) -> Result<Option<u8>> {
         let (ws, graph, selection) = (&self.ws, &self.graph, &self.prepared.selection);
         if let Some(path) = &args.graph {
             print_graph(ws, graph, cwd, path)?;
@@ -91,7 +91,7 @@ impl Loaded {
 
     /// What the run's consumers are, from its flags; the reporter is
     /// opened here, so a bad one fails before anything runs.
-    pub fn session_options(
+    pub(crate) fn session_options(
         &self,
         args: &RunArgs,
         cwd: &Path,
@@ -178,7 +178,6 @@ fn print_dry(ws: &Workspace, graph: &TaskGraph, cache: &Cache, opts: &RunOptions
     let plan = DryPlan {
         ws,
         graph,
-        cache,
         keys: &keys,
         statuses: &statuses,
         etas: &etas,

@@ -16,7 +16,7 @@ use crate::plan::{Selection, select_projects};
 /// Show projects, their tasks and dependencies.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  vx show\n  vx show web\n  vx show --format json --filter './apps/*'")]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// One project to show in detail.
     #[arg(value_name = "PROJECT", add = clap_complete::ArgValueCompleter::new(super::completions::complete_projects))]
     pub project: Option<String>,
@@ -34,7 +34,7 @@ pub struct ShowArgs {
     pub affected: Option<String>,
 }
 
-pub fn cmd_show(args: ShowArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_show(args: ShowArgs, cwd: &Path) -> Result<u8> {
     let json = args.format == Format::Json;
     let filters = args.filter.iter().map(|f| Filter::parse(f)).collect::<Result<Vec<_>>>()?;
     let ws = load_workspace(cwd)?;

@@ -26,7 +26,7 @@
 use crate::error::{Error, Result};
 
 /// Rewrites `argv` (program name first); prints one notice per rewrite.
-pub fn translate(argv: Vec<String>) -> Result<Vec<String>> {
+pub(crate) fn translate(argv: Vec<String>) -> Result<Vec<String>> {
     let Some((program, rest)) = argv.split_first().filter(|(_, rest)| !rest.is_empty()) else {
         return Ok(argv);
     };

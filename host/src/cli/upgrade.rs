@@ -15,13 +15,13 @@ The feed is VX_RELEASE_URL, else the project's release.json.";
 /// Replace this vx with the latest release.
 #[derive(Debug, Args)]
 #[command(after_help = UPGRADE_HELP)]
-pub struct UpgradeArgs {
+pub(crate) struct UpgradeArgs {
     /// Only report the current and latest versions; change nothing.
     #[arg(long)]
     pub check: bool,
 }
 
-pub fn cmd_upgrade(args: UpgradeArgs) -> Result<u8> {
+pub(crate) fn cmd_upgrade(args: UpgradeArgs) -> Result<u8> {
     let status = crate::upgrade::check(&release_url())?;
     let (current, latest) = (status.current, &status.latest.version);
     if args.check {

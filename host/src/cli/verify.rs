@@ -20,7 +20,7 @@ use crate::sandbox::{Observed, patch};
 use crate::session::{FrontKind, RunSession, SessionOptions};
 
 /// Runs the check of `kind`; its exit code.
-pub fn after_run(
+pub(crate) fn after_run(
     kind: Verify,
     ws: &Workspace,
     graph: &TaskGraph,

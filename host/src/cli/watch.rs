@@ -20,12 +20,12 @@ VX_WATCH_DEBOUNCE_MS sets the quiet window that ends a burst of changes (50).";
 /// Run tasks, then re-run what each file change affects.
 #[derive(Debug, Args)]
 #[command(after_help = WATCH_HELP)]
-pub struct WatchArgs {
+pub(crate) struct WatchArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
 }
 
-pub fn cmd_watch(args: WatchArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
+pub(crate) fn cmd_watch(args: WatchArgs, cwd: &Path, argv: &[String]) -> Result<u8> {
     let prepared = args.exec.prepare(cwd, "watch")?;
     let request = WatchRequest {
         cwd: cwd.to_path_buf(),

@@ -20,7 +20,7 @@ use crate::plan::{Selection, plan, plan_keys};
 #[command(
     after_help = "Examples:\n  vx why web#build\n  vx why build          (inside the web project)\n  vx why web#build --format json\n  vx why web#build --env-mode loose   (as `vx run --env-mode loose` would key it)"
 )]
-pub struct WhyArgs {
+pub(crate) struct WhyArgs {
     /// `project#task`, or a task of the project you are in.
     #[arg(value_name = "TASK", add = clap_complete::ArgValueCompleter::new(super::completions::complete_tasks))]
     pub task: String,
@@ -43,7 +43,7 @@ pub struct WhyArgs {
     pub env_mode: Option<EnvMode>,
 }
 
-pub fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
+pub(crate) fn cmd_why(args: WhyArgs, cwd: &Path) -> Result<u8> {
     let mut ws = load_workspace(cwd)?;
     ws.override_env_mode(args.env_mode);
     let id = task_id(&ws, &args.task, cwd)?;

@@ -19,7 +19,7 @@ use crate::worker::{WorkerOptions, run_worker};
   vx worker --endpoint grpc://farm:50051 --concurrency 4 --platform OSFamily=linux
 The worker runs each action in a fresh directory under --work-dir, in its own
 process group, and stops everything it started on SIGINT or SIGTERM.")]
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// The server: `grpc://HOST:PORT`, or `grpcs://` for TLS.
     #[arg(long, value_name = "URL")]
     pub endpoint: String,
@@ -55,7 +55,7 @@ pub struct WorkerArgs {
     pub bot_id: Option<String>,
 }
 
-pub fn cmd_worker(args: WorkerArgs) -> Result<u8> {
+pub(crate) fn cmd_worker(args: WorkerArgs) -> Result<u8> {
     let usage = |m: String| Error::usage(m).with_hint("see `vx worker --help`");
     if crate::config::grpc_address(&args.endpoint).is_none() {
         return Err(usage(format!(

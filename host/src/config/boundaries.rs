@@ -26,7 +26,7 @@ use super::raw::{RawBoundary, RawFile};
 
 /// One tag pattern: `GLOB` or `!GLOB`.
 #[derive(Debug, Clone)]
-pub struct TagPattern {
+pub(crate) struct TagPattern {
     text: String,
     negated: bool,
     glob: GlobMatcher,
@@ -47,7 +47,7 @@ impl TagPattern {
     }
 
     /// Whether a project with `tags` matches.
-    pub fn matches(&self, tags: &[String]) -> bool {
+    pub(crate) fn matches(&self, tags: &[String]) -> bool {
         tags.iter().any(|t| self.glob.is_match(t)) != self.negated
     }
 
@@ -68,7 +68,7 @@ impl fmt::Display for TagPattern {
 
 /// One `[[workspace.boundaries]]` table, checked.
 #[derive(Debug, Clone)]
-pub struct BoundaryRule {
+pub(crate) struct BoundaryRule {
     /// All must match for the rule to apply; empty: every project.
     pub from: Vec<TagPattern>,
     /// `None`: any dependency not denied.
@@ -80,7 +80,7 @@ pub struct BoundaryRule {
 
 /// Why a rule refuses a dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// It matches this `deny` pattern.
     Denied(usize),
     /// It matches none of the `allow` patterns.
@@ -89,13 +89,13 @@ pub enum Refusal {
 
 impl BoundaryRule {
     /// Whether the rule is about a project with `tags`.
-    pub fn applies_to(&self, tags: &[String]) -> bool {
+    pub(crate) fn applies_to(&self, tags: &[String]) -> bool {
         self.from.iter().all(|p| p.matches(tags))
     }
 
     /// Why a project this rule applies to may not depend on one with
     /// `tags`, or `None` when it may.
-    pub fn refuses(&self, tags: &[String]) -> Option<Refusal> {
+    pub(crate) fn refuses(&self, tags: &[String]) -> Option<Refusal> {
         if let Some(i) = self.deny.iter().position(|p| p.matches(tags)) {
             return Some(Refusal::Denied(i));
         }
@@ -107,7 +107,7 @@ impl BoundaryRule {
 }
 
 /// The rules of the root `vx.toml`, each pattern checked.
-pub fn boundary_rules(file: Option<&(Source, RawFile)>) -> Result<Vec<BoundaryRule>, Diagnostic> {
+pub(crate) fn boundary_rules(file: Option<&(Source, RawFile)>) -> Result<Vec<BoundaryRule>, Diagnostic> {
     let Some((source, raw)) = file else { return Ok(Vec::new()) };
     let rules = raw.workspace.as_ref().and_then(|w| w.boundaries.as_ref());
     rules.into_iter().flatten().map(|rule| boundary_rule(source, rule)).collect()
@@ -161,14 +161,14 @@ fn pattern(source: &Source, text: &str, span: std::ops::Range<usize>) -> Result<
 
 /// A project as the rules see it: its tags and its direct dependencies.
 #[derive(Debug, Clone, Copy)]
-pub struct Node<'a> {
+pub(crate) struct Node<'a> {
     pub tags: &'a [String],
     pub deps: &'a [usize],
 }
 
 /// One dependency one rule refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Violation {
+pub(crate) struct Violation {
     pub project: usize,
     pub dep: usize,
     pub rule: usize,
@@ -177,7 +177,7 @@ pub struct Violation {
 
 /// Every violation, by project, then dependency, then rule (the order of
 /// the rules in the file).
-pub fn violations(rules: &[BoundaryRule], nodes: &[Node<'_>]) -> Vec<Violation> {
+pub(crate) fn violations(rules: &[BoundaryRule], nodes: &[Node<'_>]) -> Vec<Violation> {
     let mut out = Vec::new();
     for (project, node) in nodes.iter().enumerate() {
         let applying: Vec<usize> = (0..rules.len()).filter(|&r| rules[r].applies_to(node.tags)).collect();
@@ -197,7 +197,7 @@ pub fn violations(rules: &[BoundaryRule], nodes: &[Node<'_>]) -> Vec<Violation> 
 
 /// The violation as a message: `web (scope:app) may not depend on admin
 /// (scope:admin): the rule at vx.toml:12:1 allows only scope:shared`.
-pub fn describe(v: &Violation, rules: &[BoundaryRule], names: &[&str], nodes: &[Node<'_>]) -> String {
+pub(crate) fn describe(v: &Violation, rules: &[BoundaryRule], names: &[&str], nodes: &[Node<'_>]) -> String {
     let rule = &rules[v.rule];
     let source_tags: Vec<&str> = {
         let shown: Vec<&str> = rule.from.iter().flat_map(|p| p.matching(nodes[v.project].tags)).collect();
@@ -235,7 +235,7 @@ fn tag_list(tags: &[&str]) -> String {
 }
 
 /// What mends a violation, said once per error.
-pub const VIOLATION_HINT: &str =
+pub(crate) const VIOLATION_HINT: &str =
     "remove the dependency, or change the projects' tags or the rule ([[workspace.boundaries]] in docs/config.md)";
 
 #[cfg(test)]

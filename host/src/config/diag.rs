@@ -12,19 +12,19 @@ use super::error::Diagnostic;
 
 /// A config file's text, kept to locate spans in it.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub(crate) struct Source {
     /// The path as shown to the user (relative to the workspace root when possible).
     pub display: PathBuf,
     pub text: String,
 }
 
 impl Source {
-    pub fn new(display: impl Into<PathBuf>, text: String) -> Self {
+    pub(crate) fn new(display: impl Into<PathBuf>, text: String) -> Self {
         Source { display: display.into(), text }
     }
 
     /// One-based line and column (in characters) of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(&self.text, offset)];
         let line = before.matches('\n').count() + 1;
@@ -34,12 +34,12 @@ impl Source {
     }
 
     /// A config error located at `span`.
-    pub fn error(&self, span: Option<Range<usize>>, message: impl fmt::Display) -> Diagnostic {
+    pub(crate) fn error(&self, span: Option<Range<usize>>, message: impl fmt::Display) -> Diagnostic {
         Diagnostic::new(self.locate(span), message)
     }
 
     /// `path:line:col`, or just the path when there is no span.
-    pub fn locate(&self, span: Option<Range<usize>>) -> String {
+    pub(crate) fn locate(&self, span: Option<Range<usize>>) -> String {
         match span {
             Some(span) => {
                 let (line, col) = self.line_col(span.start);
@@ -61,7 +61,7 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 /// within a third of its length in edits (a swap of two letters counts as
 /// one, so `wbe` finds `web`), or sharing most of its prefix (Jaro-Winkler,
 /// so `dependson` finds `depends-on`).
-pub fn nearest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let max_edits = (wrong.chars().count() / 3).max(1);
     candidates
         .into_iter()
@@ -75,7 +75,7 @@ pub fn nearest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// `; did you mean `x`?` or nothing.
-pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     nearest(wrong, candidates).map_or_else(String::new, |c| format!("; did you mean `{c}`?"))
 }
 
@@ -84,7 +84,7 @@ pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a st
 /// serde's messages for unknown keys list the expected ones ("unknown field
 /// `comand`, expected one of `command`, …"); that list is turned into a
 /// single suggestion, because a wall of names is not a hint.
-pub fn toml_error(source: &Source, err: &toml::de::Error) -> Diagnostic {
+pub(crate) fn toml_error(source: &Source, err: &toml::de::Error) -> Diagnostic {
     let message = err.message().trim().replace('\n', " ");
     let located = |m: String| source.error(err.span(), m);
     if let Some(rest) = message.strip_prefix("unknown field `")
@@ -103,7 +103,7 @@ pub fn toml_error(source: &Source, err: &toml::de::Error) -> Diagnostic {
 }
 
 /// Renders a path relative to `root` for messages.
-pub fn relative_display(root: &Path, path: &Path) -> PathBuf {
+pub(crate) fn relative_display(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 
 /// Walks up from `start` to the workspace root.
-pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
+pub(crate) fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
     let mut dir = Some(start);
     let mut nearest_package = None;
     while let Some(d) = dir {

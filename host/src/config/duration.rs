@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// Why a duration (`timeout`, `max-age`, `--timeout`) was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DurationError {
+pub(crate) enum DurationError {
     #[error("empty duration; write it like `30s`, `10m` or `1h30m`")]
     Empty,
     #[error("`{0}` is not a duration; write it like `30s`, `10m` or `1h30m`")]
@@ -20,7 +20,7 @@ pub enum DurationError {
 
 /// Why a size (`max-size`, a plugin's `memory`) was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SizeError {
+pub(crate) enum SizeError {
     #[error("`{0}` is not a size; write it like `512MiB` or `10GiB`")]
     NotASize(String),
     #[error("unknown unit `{unit}` in `{text}`; use B, KiB, MiB, GiB, KB, MB or GB")]
@@ -29,7 +29,7 @@ pub enum SizeError {
 
 /// Parses `1h30m`, `10m`, `2s`, `250ms`, `14d`. A bare number is refused so
 /// that `timeout = "10"` cannot silently mean seconds or minutes.
-pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(DurationError::Empty);
@@ -62,7 +62,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
 }
 
 /// Parses `10GiB`, `512MiB`, `5GB`, `100KB`, `1024` (bytes).
-pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, SizeError> {
     let text = text.trim();
     let digits = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let value: f64 = text[..digits].parse().map_err(|_| SizeError::NotASize(text.to_string()))?;

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind};
 
 /// The grants `vx plugin add` was given, as its flags spell them.
 #[derive(Debug, Clone, Default)]
-pub struct GrantFlags {
+pub(crate) struct GrantFlags {
     pub env: Vec<String>,
     pub allow_hosts: Vec<String>,
     /// `DIR` (read-only) or `DIR:rw`.
@@ -53,7 +53,12 @@ impl From<EditError> for Error {
 /// Writes `[plugins.NAME]` with `path = rel` and the grants (added to any
 /// already there) into the root `vx.toml`, creating the file if needed;
 /// returns the grants the table holds afterwards, as `key=value`.
-pub fn add_plugin_table(root: &Path, name: &str, rel: &str, grants: &GrantFlags) -> Result<Vec<String>, EditError> {
+pub(crate) fn add_plugin_table(
+    root: &Path,
+    name: &str,
+    rel: &str,
+    grants: &GrantFlags,
+) -> Result<Vec<String>, EditError> {
     let path = root.join("vx.toml");
     let mut doc = match read(&path)? {
         Some(doc) => doc,
@@ -91,7 +96,7 @@ pub fn add_plugin_table(root: &Path, name: &str, rel: &str, grants: &GrantFlags)
 
 /// Removes `[plugins.NAME]` (and `[plugins]` when it is left empty) from
 /// the root `vx.toml`; `false` when there was no such table or no file.
-pub fn remove_plugin_table(root: &Path, name: &str) -> Result<bool, EditError> {
+pub(crate) fn remove_plugin_table(root: &Path, name: &str) -> Result<bool, EditError> {
     let path = root.join("vx.toml");
     // An unreadable vx.toml has no table to remove: the pin and the copy
     // are still removed. One that does not parse is refused.

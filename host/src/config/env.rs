@@ -40,7 +40,7 @@ impl EnvMode {
 /// What every task sees in strict mode, besides `VX_*`: what a shell, a
 /// compiler and a terminal need to behave as they do outside vx. None of
 /// it is hashed; list a name in `env` to make it part of the key.
-pub const ALLOWLIST: &[&str] = &[
+pub(crate) const ALLOWLIST: &[&str] = &[
     "PATH",
     "HOME",
     "SHELL",
@@ -71,12 +71,12 @@ pub const ALLOWLIST: &[&str] = &[
 ];
 
 /// Whether strict mode passes `name` to every task.
-pub fn allowlisted(name: &str) -> bool {
+pub(crate) fn allowlisted(name: &str) -> bool {
     ALLOWLIST.iter().any(|a| matches(a, name))
 }
 
 /// Why an entry of an env list is refused.
-pub fn check_entry(entry: &str) -> Result<(), &'static str> {
+pub(crate) fn check_entry(entry: &str) -> Result<(), &'static str> {
     let name = entry.strip_prefix('!').unwrap_or(entry);
     if name.is_empty() || name.contains('=') || name.contains('\0') || name.contains('!') {
         return Err("list names only, like `NODE_ENV`, `NEXT_PUBLIC_*` or `!NEXT_PUBLIC_SECRET`");
@@ -87,7 +87,7 @@ pub fn check_entry(entry: &str) -> Result<(), &'static str> {
 /// Whether `name` matches `pattern`, where `*` stands for any run of
 /// characters. It allocates nothing: strict mode asks it for every
 /// variable of vx's environment against every allowlist entry, per task.
-pub fn matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
     let Some((first, after)) = pattern.split_once('*') else { return pattern == name };
     let Some(mut rest) = name.strip_prefix(first) else { return false };
     let (middle, last) = after.rsplit_once('*').unwrap_or(("", after));
@@ -103,13 +103,13 @@ pub fn matches(pattern: &str, name: &str) -> bool {
 /// One or more env lists taken together: a name is in it when some entry
 /// matches it and no `!` entry does.
 #[derive(Debug, Clone, Copy)]
-pub struct EnvList<'a> {
+pub(crate) struct EnvList<'a> {
     lists: [&'a [String]; 2],
 }
 
 impl<'a> EnvList<'a> {
     /// A task's list and its workspace-wide counterpart.
-    pub fn new(global: &'a [String], task: &'a [String]) -> Self {
+    pub(crate) fn new(global: &'a [String], task: &'a [String]) -> Self {
         EnvList { lists: [global, task] }
     }
 
@@ -117,7 +117,7 @@ impl<'a> EnvList<'a> {
         self.lists.iter().flat_map(|l| l.iter())
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         let mut included = false;
         for entry in self.entries() {
             match entry.strip_prefix('!') {
@@ -132,7 +132,7 @@ impl<'a> EnvList<'a> {
     /// The names this list hashes among `vars`: every match present, and
     /// every plain name (no wildcard) whether set or not, so setting or
     /// unsetting a listed variable changes the key. Sorted, no duplicates.
-    pub fn hashed_names<'v>(&self, vars: impl Iterator<Item = &'v str>) -> Vec<String> {
+    pub(crate) fn hashed_names<'v>(&self, vars: impl Iterator<Item = &'v str>) -> Vec<String> {
         let mut names: Vec<String> = vars.filter(|n| self.contains(n)).map(str::to_string).collect();
         names.extend(self.entries().filter(|e| !e.starts_with('!') && !e.contains('*') && self.contains(e)).cloned());
         names.sort();
@@ -143,7 +143,7 @@ impl<'a> EnvList<'a> {
 
 /// The environment of a task, or `None` when it inherits vx's whole
 /// environment (loose mode).
-pub fn task_environment(
+pub(crate) fn task_environment(
     mode: EnvMode,
     hashed: EnvList<'_>,
     passed: EnvList<'_>,
@@ -161,7 +161,7 @@ pub fn task_environment(
 
 /// The variables among `vars` that the lists name and the allowlist does
 /// not (what strict mode adds to the allowlist for one task).
-pub fn listed_extra<'v>(
+pub(crate) fn listed_extra<'v>(
     hashed: EnvList<'_>,
     passed: EnvList<'_>,
     vars: impl Iterator<Item = &'v (OsString, OsString)>,
@@ -176,7 +176,7 @@ pub fn listed_extra<'v>(
 /// The variables an executor that starts from an empty environment (a
 /// plugin, a remote worker) is given: what the task's lists name, no
 /// allowlist, whatever the mode.
-pub fn listed_vars<'v>(
+pub(crate) fn listed_vars<'v>(
     hashed: EnvList<'_>,
     passed: EnvList<'_>,
     vars: impl Iterator<Item = &'v (OsString, OsString)>,

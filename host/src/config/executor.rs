@@ -10,9 +10,9 @@ use super::diag::did_you_mean;
 use super::model::PluginSettings;
 
 /// A process here, in its own group under the guard (the default).
-pub const LOCAL: &str = "local";
+pub(crate) const LOCAL: &str = "local";
 /// REAPI remote execution (`[remote]`).
-pub const REMOTE: &str = "remote";
+pub(crate) const REMOTE: &str = "remote";
 
 /// Where a task's command runs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]

@@ -15,7 +15,7 @@ use super::raw::RawHistory;
 
 /// Runs kept when `[history] keep` is not set: the dashboard's statistics
 /// window, so its figures read the same as with all history.
-pub const DEFAULT_KEEP_RUNS: u32 = 500;
+pub(crate) const DEFAULT_KEEP_RUNS: u32 = 500;
 
 /// How much history a workspace keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

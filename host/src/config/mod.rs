@@ -20,9 +20,9 @@
 mod boundaries;
 mod diag;
 mod discover;
-pub mod duration;
-pub mod edit;
-pub mod env;
+pub(crate) mod duration;
+pub(crate) mod edit;
+pub(crate) mod env;
 mod error;
 mod executor;
 mod history;
@@ -39,24 +39,27 @@ mod schedule;
 mod schema;
 mod settings;
 mod task;
-pub mod translate;
-pub mod view;
+pub(crate) mod translate;
+pub(crate) mod view;
 
-pub use boundaries::VIOLATION_HINT as BOUNDARY_HINT;
-pub use diag::nearest;
-pub use discover::{expand_project_globs, find_root};
-pub use env::EnvMode;
-pub use error::{ConfigError, Diagnostic};
-pub use executor::{ExecutorName, LOCAL, REMOTE};
-pub use history::{DEFAULT_KEEP_RUNS, HistoryKeep, HistorySettings};
-pub use model::{
-    CacheSettings, Command, EnvSettings, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready,
-    RemoteSettings, Resources, RootSettings, Sandbox, Task, TaskOrigin, TaskRef, Workspace, grpc_address,
+pub(crate) use boundaries::VIOLATION_HINT as BOUNDARY_HINT;
+pub(crate) use diag::nearest;
+pub use discover::expand_project_globs;
+pub(crate) use discover::find_root;
+pub(crate) use env::EnvMode;
+pub use error::ConfigError;
+pub(crate) use executor::{ExecutorName, LOCAL, REMOTE};
+pub(crate) use history::HistoryKeep;
+// Named by other rooms' tests only (a task as a test builds it).
+#[cfg(test)]
+pub(crate) use model::TaskOrigin;
+pub(crate) use model::{
+    Command, Network, PluginSettings, Priority, Project, REAPI_REMOTE, ROOT_ALIAS, Ready, RemoteSettings, Resources,
+    Sandbox, Task, TaskRef, Workspace, grpc_address,
 };
-pub use monitor::MonitorMode;
-pub use native::{Broken, ConfigSource};
-pub use npm::{PackageJson, read_package_json, read_pnpm_workspace};
-pub use resolve::{
-    find_workspace_root, load_workspace, load_workspace_for_plugin_edits, load_workspace_with_violations,
-};
-pub use schema::{schema_url, vx_toml_schema};
+pub(crate) use monitor::MonitorMode;
+pub use npm::read_package_json;
+pub use npm::read_pnpm_workspace;
+pub use resolve::load_workspace;
+pub(crate) use resolve::{find_workspace_root, load_workspace_for_plugin_edits, load_workspace_with_violations};
+pub(crate) use schema::schema_url;

@@ -117,7 +117,7 @@ impl Workspace {
 }
 
 /// Turborepo's name for the root package: `//#lint`, `--filter //`.
-pub const ROOT_ALIAS: &str = "//";
+pub(crate) const ROOT_ALIAS: &str = "//";
 
 #[derive(Debug)]
 pub struct Project {
@@ -339,7 +339,7 @@ impl Task {
 
 /// What only the root `vx.toml` may set.
 #[derive(Debug, Default)]
-pub struct RootSettings {
+pub(crate) struct RootSettings {
     pub global_inputs: Vec<String>,
     pub cache: CacheSettings,
     pub plugins: BTreeMap<String, PluginSettings>,
@@ -350,7 +350,7 @@ pub struct RootSettings {
 
 /// `[workspace] env-mode`, `global-env`, `global-pass-env`, `global-runtime`.
 #[derive(Debug, Default)]
-pub struct EnvSettings {
+pub(crate) struct EnvSettings {
     pub mode: EnvMode,
     pub global_env: Vec<String>,
     pub global_pass_env: Vec<String>,
@@ -359,11 +359,11 @@ pub struct EnvSettings {
 
 /// The name `[cache] remote` gives the REAPI tier (the `[remote]` server)
 /// instead of a cache-backend plugin.
-pub const REAPI_REMOTE: &str = "reapi";
+pub(crate) const REAPI_REMOTE: &str = "reapi";
 
 /// The HTTP/2 address of a gRPC endpoint and whether it uses TLS:
 /// `grpc://` and `http://` plain, `grpcs://` and `https://` TLS, with a host.
-pub fn grpc_address(endpoint: &str) -> Option<(String, bool)> {
+pub(crate) fn grpc_address(endpoint: &str) -> Option<(String, bool)> {
     let (scheme, rest) = endpoint.split_once("://").filter(|(_, host)| !host.is_empty())?;
     match scheme {
         "grpc" | "http" => Some((format!("http://{rest}"), false)),

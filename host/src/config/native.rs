@@ -18,7 +18,7 @@ use super::translate::{SourceKind, render, translate};
 
 /// A task (or a whole project) the configuration's tool refuses to run:
 /// the translation's own record, kept as it is.
-pub use super::translate::Broken;
+pub(crate) use super::translate::Broken;
 
 /// Which files configure the workspace, for `vx info` and the docs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,7 +76,7 @@ pub(super) fn turbo(root: &Path) -> Result<Option<Translated>, ConfigError> {
 impl Translated {
     /// The translated `vx.toml` of the directory `rel_dir` (`.` for the
     /// root), parsed; `None` when the translation has nothing for it.
-    pub fn file(&self, rel_dir: &str) -> Result<Option<(Source, RawFile)>, ConfigError> {
+    pub(crate) fn file(&self, rel_dir: &str) -> Result<Option<(Source, RawFile)>, ConfigError> {
         let path = if rel_dir == "." { "vx.toml".to_string() } else { format!("{rel_dir}/vx.toml") };
         let Some(text) = self.texts.get(&path) else { return Ok(None) };
         let source = Source::new(format!("{} (as {path})", self.file), text.clone());

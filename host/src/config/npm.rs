@@ -159,7 +159,7 @@ pub fn read_package_json(root: &Path, dir: &Path) -> Result<Option<PackageJson>,
 /// The byte offset of `"name":` in a `package.json`'s text, after its
 /// first dependency table: where a dependency on the workspace package
 /// `name` is declared, for a message that points at it.
-pub fn dependency_offset(text: &str, name: &str) -> Option<usize> {
+pub(crate) fn dependency_offset(text: &str, name: &str) -> Option<usize> {
     let tables = ["\"dependencies\"", "\"devDependencies\""];
     let start = tables.iter().filter_map(|t| text.find(t)).min()?;
     let quoted = serde_json::to_string(name).ok()?;

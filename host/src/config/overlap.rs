@@ -23,7 +23,7 @@ const MAX_STATES: usize = 20_000;
 
 /// A compiled glob list: what it includes, minus what it excludes.
 #[derive(Debug)]
-pub struct GlobLanguage {
+pub(crate) struct GlobLanguage {
     include: dense::DFA<Vec<u32>>,
     exclude: Option<dense::DFA<Vec<u32>>>,
 }
@@ -34,7 +34,7 @@ impl GlobLanguage {
     /// beneath it, as `GlobFilter` reads them). `None` when a glob does
     /// not compile (the config check reports that elsewhere) or there is
     /// nothing to include.
-    pub fn new<S: AsRef<str>>(globs: &[S]) -> Option<GlobLanguage> {
+    pub(crate) fn new<S: AsRef<str>>(globs: &[S]) -> Option<GlobLanguage> {
         let mut include = Vec::new();
         let mut exclude = Vec::new();
         for g in globs {
@@ -59,13 +59,13 @@ impl GlobLanguage {
 
     /// The language of one literal path and everything beneath it (a
     /// directory).
-    pub fn path_and_below(path: &str) -> Option<GlobLanguage> {
+    pub(crate) fn path_and_below(path: &str) -> Option<GlobLanguage> {
         let path = globset::escape(path);
         Some(GlobLanguage { include: dfa(&[regex_of(&path)?, regex_of(&format!("{path}/**"))?])?, exclude: None })
     }
 
     /// The language of one literal path alone (a file).
-    pub fn exact(path: &str) -> Option<GlobLanguage> {
+    pub(crate) fn exact(path: &str) -> Option<GlobLanguage> {
         Some(GlobLanguage { include: dfa(&[regex_of(&globset::escape(path))?])?, exclude: None })
     }
 }
@@ -86,7 +86,7 @@ fn dfa(patterns: &[String]) -> Option<dense::DFA<Vec<u32>>> {
 
 /// The shortest path matched by both `a` and `b`, if there is one.
 /// Undecided (too many states) counts as none.
-pub fn overlap(a: &GlobLanguage, b: &GlobLanguage) -> Option<String> {
+pub(crate) fn overlap(a: &GlobLanguage, b: &GlobLanguage) -> Option<String> {
     let autos: [Option<&dense::DFA<Vec<u32>>>; 4] =
         [Some(&a.include), a.exclude.as_ref(), Some(&b.include), b.exclude.as_ref()];
     let cfg = start::Config::new().anchored(Anchored::Yes);

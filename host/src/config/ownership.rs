@@ -45,7 +45,7 @@ struct Claim<'a> {
 }
 
 /// Refuses outputs that could remove what their task does not own.
-pub fn check_ownership(projects: &[Project]) -> Result<(), Diagnostic> {
+pub(crate) fn check_ownership(projects: &[Project]) -> Result<(), Diagnostic> {
     let mut claims: Vec<Claim<'_>> = Vec::new();
     for (p, project) in projects.iter().enumerate() {
         for task in project.tasks.values().filter(|t| !t.outputs.is_empty()) {

@@ -19,7 +19,7 @@ use super::schema;
 /// One `vx.toml`, root or project.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawFile {
+pub(crate) struct RawFile {
     /// The workspace: its projects and what every task shares. Only in the root `vx.toml`.
     pub workspace: Option<RawWorkspace>,
     /// The local cache: where it lives, how much it keeps, the remote tier. Only in the root `vx.toml`.
@@ -40,7 +40,7 @@ pub struct RawFile {
 /// `[workspace]`: the projects and the settings every task shares.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawWorkspace {
+pub(crate) struct RawWorkspace {
     /// Globs of project directories (`packages/*`); `!` excludes. Absent or empty: the `package.json` or `pnpm-workspace.yaml` workspaces.
     #[schemars(with = "Option<Vec<String>>")]
     pub projects: Option<Vec<Spanned<String>>>,
@@ -71,7 +71,7 @@ pub struct RawWorkspace {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 #[schemars(extend("anyOf" = [{ "required": ["allow"] }, { "required": ["deny"] }]))]
-pub struct RawBoundary {
+pub(crate) struct RawBoundary {
     /// The projects the rule is about: a pattern, or an array of patterns a project must all match (`["layer:app", "stack:web"]`). Default: every project.
     // A string or an array, checked in `config::boundaries`.
     #[schemars(default, schema_with = "schema::tag_patterns_or_one")]
@@ -87,7 +87,7 @@ pub struct RawBoundary {
 /// `[cache]`: the local cache and its remote tier.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawCache {
+pub(crate) struct RawCache {
     /// The local cache's directory, relative to the root. Default `.vx/cache`.
     #[schemars(with = "Option<String>")]
     pub dir: Option<Spanned<String>>,
@@ -108,7 +108,7 @@ pub struct RawCache {
 /// `[history]`: how much run history is kept (`config::history`).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawHistory {
+pub(crate) struct RawHistory {
     /// The runs kept: the last N (`1000`), or those of a period (`"90d"`). Default the last 500.
     // Kept as a value so a wrong type gets a message naming both forms.
     #[schemars(default, schema_with = "schema::history_keep")]
@@ -118,7 +118,7 @@ pub struct RawHistory {
 /// `[remote]`: a REAPI v2 server (docs/remote.md).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawRemote {
+pub(crate) struct RawRemote {
     /// The server's gRPC address: `grpc://HOST:PORT`, or `grpcs://HOST:PORT` for TLS (`http://` and `https://` mean the same).
     #[schemars(with = "String", regex(pattern = "^(grpcs?|https?)://."))]
     pub endpoint: Spanned<String>,
@@ -144,7 +144,7 @@ pub struct RawRemote {
 // (docs/PLUGINS.md §4).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawPlugin {
+pub(crate) struct RawPlugin {
     /// The plugin's component (`.wasm`), relative to the root.
     #[schemars(with = "String")]
     pub path: Spanned<String>,
@@ -171,7 +171,7 @@ pub struct RawPlugin {
 /// `[project]`: this directory as a project.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawProject {
+pub(crate) struct RawProject {
     /// The project's name (no `#`). Default: the `package.json` name, else the directory's.
     #[schemars(with = "Option<String>", regex(pattern = "^[^#]+$"))]
     pub name: Option<Spanned<String>>,
@@ -185,7 +185,7 @@ pub struct RawProject {
 /// `[tasks.NAME]`: a task, or a group (`depends-on` and no command).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawTask {
+pub(crate) struct RawTask {
     /// A string runs under `sh -c`; an array is exec'd directly. Default: the `package.json` script of the same name.
     // Kept as a value so a wrong type gets a message naming both accepted forms.
     #[schemars(default, schema_with = "schema::command")]
@@ -253,7 +253,7 @@ pub struct RawTask {
 // parse, and a string gets a message of its own.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawResources {
+pub(crate) struct RawResources {
     /// The memory the task needs at its peak, as a size (`2GiB`).
     #[schemars(default, schema_with = "schema::size")]
     pub memory: Option<Spanned<String>>,
@@ -266,7 +266,7 @@ pub struct RawResources {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 #[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
-pub struct RawReady {
+pub(crate) struct RawReady {
     /// Ready when a line of the task's output matches this regular expression.
     pub log: Option<String>,
     /// Ready when this port on 127.0.0.1 accepts a connection.

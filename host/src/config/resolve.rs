@@ -30,7 +30,7 @@ pub fn load_workspace(start: &Path) -> Result<Workspace> {
 
 /// [`load_workspace`] for `vx plugin add` and `remove`: a task may name an
 /// executor plugin not added yet (or the one being removed).
-pub fn load_workspace_for_plugin_edits(start: &Path) -> Result<Workspace> {
+pub(crate) fn load_workspace_for_plugin_edits(start: &Path) -> Result<Workspace> {
     let (ws, violations) = load_at_root(&find_workspace_root(start)?, false)?;
     refuse_violations(violations)?;
     Ok(ws)
@@ -38,7 +38,7 @@ pub fn load_workspace_for_plugin_edits(start: &Path) -> Result<Workspace> {
 
 /// [`load_workspace`] for `vx lock --check`, which reports every
 /// dependency `[[workspace.boundaries]]` refuses rather than the first.
-pub fn load_workspace_with_violations(start: &Path) -> Result<(Workspace, Vec<Diagnostic>)> {
+pub(crate) fn load_workspace_with_violations(start: &Path) -> Result<(Workspace, Vec<Diagnostic>)> {
     load_at_root(&find_workspace_root(start)?, true)
 }
 
@@ -56,7 +56,7 @@ fn refuse_violations(violations: Vec<Diagnostic>) -> Result<()> {
 /// The canonical root of the workspace that contains `start`, without
 /// reading its projects (`vx watch` watches it even while its config is
 /// broken).
-pub fn find_workspace_root(start: &Path) -> Result<PathBuf> {
+pub(crate) fn find_workspace_root(start: &Path) -> Result<PathBuf> {
     let root = find_root(start)?;
     root.canonicalize().map_err(|source| ConfigError::Resolve { path: root, source })
 }

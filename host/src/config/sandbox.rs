@@ -14,7 +14,10 @@ use super::model::{Network, Sandbox};
 const KEYS: &[&str] = &["allow-read", "allow-write", "network"];
 
 /// The task's `sandbox` value, checked; `None` when it has none or `false`.
-pub fn task_sandbox(value: &Option<Spanned<toml::Value>>, source: &Source) -> Result<Option<Sandbox>, Diagnostic> {
+pub(crate) fn task_sandbox(
+    value: &Option<Spanned<toml::Value>>,
+    source: &Source,
+) -> Result<Option<Sandbox>, Diagnostic> {
     let Some(value) = value else { return Ok(None) };
     let span = Some(value.span());
     let hint = "write `sandbox = true`, or a table: `sandbox = { allow-read = [\"/node_modules\"], network = false }`";

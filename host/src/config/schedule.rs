@@ -21,7 +21,10 @@ use super::raw::{RawResources, RawTask};
 const MAX_CPUS: f64 = 1_000_000.0;
 
 /// `resources`, `mutex` and `priority` of one task, checked.
-pub fn task_schedule(raw: &RawTask, source: &Source) -> Result<(Resources, Option<String>, Priority), Diagnostic> {
+pub(crate) fn task_schedule(
+    raw: &RawTask,
+    source: &Source,
+) -> Result<(Resources, Option<String>, Priority), Diagnostic> {
     let resources = raw.resources.as_ref().map(|r| resources(r, source)).transpose()?.unwrap_or_default();
     let mutex = raw.mutex.as_ref().map(|m| mutex(m, source)).transpose()?;
     let priority = raw.priority.as_ref().map(|p| priority(p, source)).transpose()?.unwrap_or_default();

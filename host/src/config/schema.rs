@@ -9,77 +9,17 @@
 //! `docs/schema/vx-toml.json`; a unit test below fails when it differs from
 //! what this generates, and rewrites it with `VX_WRITE_SCHEMA=1`.
 
-use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator, json_schema};
-use serde_json::Value;
-
-use super::raw::RawFile;
 
 /// Where the schema lives in the repository.
-pub const SCHEMA_PATH: &str = "docs/schema/vx-toml.json";
+pub(crate) const SCHEMA_PATH: &str = "docs/schema/vx-toml.json";
 
 /// The schema of this version of vx, at its release tag: what `vx init`
 /// writes in a `#:schema` comment. A URL of the tag, not of `main`, so an
 /// editor checks a file against the keys the installed vx reads.
-pub fn schema_url() -> String {
+pub(crate) fn schema_url() -> String {
     let repo = env!("CARGO_PKG_REPOSITORY").replacen("https://github.com/", "https://raw.githubusercontent.com/", 1);
     format!("{repo}/v{}/{SCHEMA_PATH}", env!("CARGO_PKG_VERSION"))
-}
-
-/// The schema as pretty JSON with a final newline, as committed.
-pub fn vx_toml_schema() -> String {
-    // Draft 7: what taplo (and so Even Better TOML) validates with.
-    let mut schema = SchemaSettings::draft07().into_generator().into_root_schema_for::<RawFile>();
-    schema.insert("title".into(), "vx.toml".into());
-    schema.insert(
-        "description".into(),
-        "A vx.toml file: the workspace root's (`[workspace]`, `[cache]`, `[plugins]`, `[remote]`) or a project's \
-         (`[project]`, `[tasks]`). Reference: docs/config.md."
-            .into(),
-    );
-    let mut value = schema.to_value();
-    drop_null(&mut value);
-    let mut text = serde_json::to_string_pretty(&value).expect("a schema serializes");
-    text.push('\n');
-    text
-}
-
-/// Removes `null` from the schema: schemars lets an `Option` be null, as
-/// JSON can, but TOML has no null, so an optional key is simply absent.
-fn drop_null(value: &mut Value) {
-    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
-    match value {
-        Value::Object(map) => {
-            if map.get("default").is_some_and(Value::is_null) {
-                map.remove("default");
-            }
-            if let Some(Value::Array(types)) = map.get_mut("type") {
-                types.retain(|t| t != "null");
-                if let [only] = types.as_slice() {
-                    let only = only.clone();
-                    map.insert("type".into(), only);
-                }
-            }
-            if let Some(Value::Array(any)) = map.get_mut("anyOf") {
-                any.retain(|s| !is_null(s));
-                if let [only] = any.as_slice() {
-                    let only = only.clone();
-                    map.remove("anyOf");
-                    // Draft 7 ignores the siblings of a `$ref`, so a
-                    // described reference stays wrapped.
-                    match only {
-                        Value::Object(inner) if !inner.contains_key("$ref") => map.extend(inner),
-                        only => {
-                            map.insert("allOf".into(), Value::Array(vec![only]));
-                        }
-                    }
-                }
-            }
-            map.values_mut().for_each(drop_null);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_null),
-        _ => {}
-    }
 }
 
 /// `30s`, `10m`, `1h30m`, `250ms`, `14d`: a number and a unit, repeated
@@ -285,6 +225,67 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use schemars::generate::SchemaSettings;
+    use serde_json::Value;
+
+    use super::super::raw::RawFile;
+
+    /// The schema as pretty JSON with a final newline, as committed: the
+    /// schema test compares it with (or writes) `docs/schema/vx-toml.json`.
+    pub(crate) fn vx_toml_schema() -> String {
+        // Draft 7: what taplo (and so Even Better TOML) validates with.
+        let mut schema = SchemaSettings::draft07().into_generator().into_root_schema_for::<RawFile>();
+        schema.insert("title".into(), "vx.toml".into());
+        schema.insert(
+            "description".into(),
+            "A vx.toml file: the workspace root's (`[workspace]`, `[cache]`, `[plugins]`, `[remote]`) or a project's \
+             (`[project]`, `[tasks]`). Reference: docs/config.md."
+                .into(),
+        );
+        let mut value = schema.to_value();
+        drop_null(&mut value);
+        let mut text = serde_json::to_string_pretty(&value).expect("a schema serializes");
+        text.push('\n');
+        text
+    }
+
+    /// Removes `null` from the schema: schemars lets an `Option` be null, as
+    /// JSON can, but TOML has no null, so an optional key is simply absent.
+    fn drop_null(value: &mut Value) {
+        let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+        match value {
+            Value::Object(map) => {
+                if map.get("default").is_some_and(Value::is_null) {
+                    map.remove("default");
+                }
+                if let Some(Value::Array(types)) = map.get_mut("type") {
+                    types.retain(|t| t != "null");
+                    if let [only] = types.as_slice() {
+                        let only = only.clone();
+                        map.insert("type".into(), only);
+                    }
+                }
+                if let Some(Value::Array(any)) = map.get_mut("anyOf") {
+                    any.retain(|s| !is_null(s));
+                    if let [only] = any.as_slice() {
+                        let only = only.clone();
+                        map.remove("anyOf");
+                        // Draft 7 ignores the siblings of a `$ref`, so a
+                        // described reference stays wrapped.
+                        match only {
+                            Value::Object(inner) if !inner.contains_key("$ref") => map.extend(inner),
+                            only => {
+                                map.insert("allOf".into(), Value::Array(vec![only]));
+                            }
+                        }
+                    }
+                }
+                map.values_mut().for_each(drop_null);
+            }
+            Value::Array(items) => items.iter_mut().for_each(drop_null),
+            _ => {}
+        }
+    }
 
     /// The committed schema is what this version generates; with
     /// `VX_WRITE_SCHEMA=1` the test writes it instead.

@@ -24,7 +24,7 @@ const DEFAULT_MAX_SIZE: u64 = 5 << 30;
 const DEFAULT_MAX_AGE: Duration = Duration::from_secs(14 * 86_400);
 
 /// The root settings, with defaults for what the root file (if any) leaves out.
-pub fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSettings, Diagnostic> {
+pub(crate) fn root_settings(root: &Path, file: Option<&(Source, RawFile)>) -> Result<RootSettings, Diagnostic> {
     let mut cache = CacheSettings {
         dir: root.join(".vx/cache"),
         max_size: DEFAULT_MAX_SIZE,

@@ -17,7 +17,7 @@ use super::raw::{RawReady, RawTask};
 use super::settings::{env_list, runtime_list};
 
 /// The names every reference is checked against.
-pub struct RefContext<'a> {
+pub(crate) struct RefContext<'a> {
     /// Project names; indices are project ids.
     pub names: &'a [String],
     pub index: &'a HashMap<&'a str, usize>,
@@ -32,7 +32,12 @@ pub struct RefContext<'a> {
 }
 
 impl RefContext<'_> {
-    pub fn unknown_project(&self, source: &Source, span: Option<std::ops::Range<usize>>, name: &str) -> Diagnostic {
+    pub(crate) fn unknown_project(
+        &self,
+        source: &Source,
+        span: Option<std::ops::Range<usize>>,
+        name: &str,
+    ) -> Diagnostic {
         let hint = did_you_mean(name, self.names.iter().map(String::as_str));
         source.error(span, format!("unknown project `{name}`{hint}"))
     }
@@ -40,7 +45,7 @@ impl RefContext<'_> {
 
 /// Project `me`'s tasks: its scripts, then its configured tasks (which
 /// replace a script of the same name and may take its command).
-pub fn project_tasks(
+pub(crate) fn project_tasks(
     me: usize,
     scripts: Option<&BTreeMap<String, String>>,
     configured: Option<(&Source, &BTreeMap<Spanned<String>, RawTask>)>,

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{Project, Task, Workspace};
 
 /// One task as JSON: its command, dependencies, declarations and settings.
-pub fn task_json(t: &Task) -> Value {
+pub(crate) fn task_json(t: &Task) -> Value {
     let mut value = json!({
         "command": (!t.is_group()).then(|| t.command.to_string()),
         "depends_on": t.depends_on.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -33,7 +33,7 @@ pub fn task_json(t: &Task) -> Value {
 
 /// One project as JSON, its tasks in full; `dependents` are the indices
 /// of the projects that depend on it.
-pub fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> Value {
+pub(crate) fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> Value {
     let tasks: serde_json::Map<String, Value> = p.tasks.values().map(|t| (t.name.clone(), task_json(t))).collect();
     json!({
         "name": p.name,
@@ -46,6 +46,6 @@ pub fn project_json(ws: &Workspace, p: &Project, dependents: &[usize]) -> Value 
 }
 
 /// The names of the projects at `ids`.
-pub fn project_names(ws: &Workspace, ids: &[usize]) -> Vec<String> {
+pub(crate) fn project_names(ws: &Workspace, ids: &[usize]) -> Vec<String> {
     ids.iter().map(|&i| ws.projects[i].name.clone()).collect()
 }

@@ -19,7 +19,7 @@ use crate::events::{CacheOutcome, Event, Subscriber, TaskResult};
 use crate::report::RunInfo;
 
 /// How often the live file is rewritten at most.
-pub const EVERY: Duration = Duration::from_millis(250);
+pub(crate) const EVERY: Duration = Duration::from_millis(250);
 
 /// What is known of one task so far.
 #[derive(Debug, Clone)]
@@ -39,14 +39,14 @@ struct State {
 
 /// Writes the live file of the run it watches.
 #[derive(Debug)]
-pub struct LiveFile {
+pub(crate) struct LiveFile {
     shared: Arc<(Mutex<State>, Condvar)>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl LiveFile {
     /// Starts the writer of `info`'s run into `live_dir`.
-    pub fn start(info: RunInfo, live_dir: &Path) -> LiveFile {
+    pub(crate) fn start(info: RunInfo, live_dir: &Path) -> LiveFile {
         let tasks: Vec<(String, Progress)> = info.tasks.iter().map(|t| (t.id.clone(), Progress::Pending)).collect();
         let index = tasks.iter().enumerate().map(|(n, (id, _))| (id.clone(), n)).collect();
         let state = State { tasks, index, dirty: true, over: false };
@@ -198,7 +198,7 @@ fn document(info: &RunInfo, state: &State) -> Value {
 
 /// The live documents of runs in progress, oldest first; files whose run
 /// is gone (killed before it could remove them) are skipped.
-pub fn read_live(live_dir: &Path) -> Vec<Value> {
+pub(crate) fn read_live(live_dir: &Path) -> Vec<Value> {
     let Ok(entries) = std::fs::read_dir(live_dir) else { return Vec::new() };
     let mut found: Vec<(SystemTime, Value)> = entries
         .flatten()

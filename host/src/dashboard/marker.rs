@@ -11,30 +11,30 @@ use serde::{Deserialize, Serialize};
 
 /// What the marker holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Marker {
+pub(crate) struct Marker {
     pub pid: i32,
     pub port: u16,
 }
 
 /// The marker's path in the workspace's state directory (`.vx`).
-pub fn marker_path(state_dir: &Path) -> PathBuf {
+pub(crate) fn marker_path(state_dir: &Path) -> PathBuf {
     state_dir.join("dashboard.json")
 }
 
 /// The directory runs write their live files to while a dashboard is up.
-pub fn live_dir(state_dir: &Path) -> PathBuf {
+pub(crate) fn live_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("runs").join("live")
 }
 
 /// The dashboard up for the workspace, if there is one and it is alive.
-pub fn live_dashboard(state_dir: &Path) -> Option<Marker> {
+pub(crate) fn live_dashboard(state_dir: &Path) -> Option<Marker> {
     let text = std::fs::read(marker_path(state_dir)).ok()?;
     let marker: Marker = serde_json::from_slice(&text).ok()?;
     crate::guard::pid_alive(marker.pid).then_some(marker)
 }
 
 /// Writes the marker of this process; removed when the guard drops.
-pub fn write_marker(state_dir: &Path, port: u16) -> std::io::Result<MarkerGuard> {
+pub(crate) fn write_marker(state_dir: &Path, port: u16) -> std::io::Result<MarkerGuard> {
     let path = marker_path(state_dir);
     std::fs::create_dir_all(state_dir)?;
     let marker = Marker { pid: std::process::id() as i32, port };
@@ -44,7 +44,7 @@ pub fn write_marker(state_dir: &Path, port: u16) -> std::io::Result<MarkerGuard>
 
 /// Removes the marker when dropped, unless another dashboard has replaced it.
 #[derive(Debug)]
-pub struct MarkerGuard {
+pub(crate) struct MarkerGuard {
     path: PathBuf,
     marker: Marker,
 }

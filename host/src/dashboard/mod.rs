@@ -19,8 +19,7 @@ mod routes;
 mod run_doc;
 mod server;
 
-pub use live::{EVERY as LIVE_EVERY, LiveFile, read_live};
-pub use marker::{Marker, live_dashboard, live_dir, marker_path, write_marker};
-pub use routes::{App, Response};
-pub use run_doc::recorded_document;
-pub use server::{bind, serve};
+pub(crate) use live::LiveFile;
+pub(crate) use marker::{live_dashboard, live_dir, write_marker};
+pub(crate) use routes::App;
+pub(crate) use server::{bind, serve};

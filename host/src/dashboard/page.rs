@@ -8,7 +8,7 @@ const TEMPLATE: &str = include_str!("assets/dashboard.html");
 const SCRIPT: &str = include_str!("assets/dashboard.js");
 
 /// The page, the same for every request.
-pub fn render() -> String {
+pub(crate) fn render() -> String {
     // Filled from the bottom up, as the report's page is: no asset spells
     // a placeholder, and each is replaced once.
     TEMPLATE.replacen("{{DASHBOARD}}", SCRIPT, 1).replacen("{{SCRIPT}}", RUN_SCRIPT, 1).replacen("{{STYLE}}", STYLE, 1)

@@ -11,7 +11,7 @@ use crate::history::{History, HistoryError, Invocation, RunFilter, STATS_WINDOW,
 
 /// The runs matching `filter`, newest first, as the list shows them,
 /// each with how many failed attempts' logs it kept.
-pub fn runs(history: &History, filter: &RunFilter) -> Result<Vec<Value>, HistoryError> {
+pub(crate) fn runs(history: &History, filter: &RunFilter) -> Result<Vec<Value>, HistoryError> {
     let runs = history.runs(filter)?;
     let ids: Vec<i64> = runs.iter().map(|i| i.id).collect();
     let logs = history.kept_logs_of(&ids)?;
@@ -20,7 +20,7 @@ pub fn runs(history: &History, filter: &RunFilter) -> Result<Vec<Value>, History
 
 /// The kept logs of `task` in run `run`, each attempt with its output;
 /// `None` when it kept none.
-pub fn task_logs(history: &History, run: i64, task: &str) -> Result<Option<Value>, HistoryError> {
+pub(crate) fn task_logs(history: &History, run: i64, task: &str) -> Result<Option<Value>, HistoryError> {
     let mut logs = Vec::new();
     for kept in history.kept_logs(run)?.into_iter().filter(|k| k.task == task) {
         logs.extend(history.attempt_log(run, task, kept.attempt)?);
@@ -48,7 +48,7 @@ fn run_row(i: &Invocation, logs: usize) -> Value {
 
 /// One task over its latest runs, oldest first: `None` when history has
 /// no run of it.
-pub fn task_history(history: &History, task: &str) -> Result<Option<Value>, HistoryError> {
+pub(crate) fn task_history(history: &History, task: &str) -> Result<Option<Value>, HistoryError> {
     let Some(timeline) = history.task_timeline(task)? else { return Ok(None) };
     Ok(Some(json!({
         "task": task,
@@ -77,7 +77,7 @@ fn point(p: &TaskPoint) -> Value {
 /// The slowest tasks (by the p50 of their executions), the most often
 /// missed, and the time cache hits saved per day, over the last
 /// [`STATS_WINDOW`] runs.
-pub fn stats(history: &History) -> Result<Value, HistoryError> {
+pub(crate) fn stats(history: &History) -> Result<Value, HistoryError> {
     let stats = history.stats()?;
     Ok(json!({
         "window_runs": STATS_WINDOW,

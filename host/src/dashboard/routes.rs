@@ -17,13 +17,13 @@ use crate::cache::{LocalStore, StoreStats};
 use crate::history::{History, HistoryError, RunFilter};
 
 /// The largest page of the runs list.
-pub const MAX_LIMIT: usize = 500;
+pub(crate) const MAX_LIMIT: usize = 500;
 /// How long the cache's size is reused before the store is walked again.
 const STORE_STATS_FOR: Duration = Duration::from_secs(10);
 
 /// An answer: status, content type and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
@@ -47,7 +47,7 @@ impl Response {
 /// the tasks' descriptions as the workspace gave them when the dashboard
 /// started (history keeps none).
 #[derive(Debug)]
-pub struct App {
+pub(crate) struct App {
     history: Mutex<History>,
     state_dir: PathBuf,
     store: LocalStore,
@@ -56,7 +56,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(history: History, state_dir: PathBuf, store: LocalStore) -> App {
+    pub(crate) fn new(history: History, state_dir: PathBuf, store: LocalStore) -> App {
         App {
             history: Mutex::new(history),
             state_dir,
@@ -67,12 +67,12 @@ impl App {
     }
 
     /// Describes tasks (`project#task` to its `description`) in the views.
-    pub fn describing(self, descriptions: HashMap<String, String>) -> App {
+    pub(crate) fn describing(self, descriptions: HashMap<String, String>) -> App {
         App { descriptions, ..self }
     }
 
     /// The answer to `method path?query`.
-    pub fn respond(&self, method: &str, path: &str, query: &str) -> Response {
+    pub(crate) fn respond(&self, method: &str, path: &str, query: &str) -> Response {
         if method != "GET" && method != "HEAD" {
             return Response::error(405, format!("{method} is not served: the dashboard only reads"));
         }

@@ -18,7 +18,7 @@ use crate::history::{History, HistoryError, Invocation, RecordedTask, millis};
 use crate::report::{PlannedTask, RunInfo, run_document};
 
 /// The summary document of invocation `id`, `None` when there is none.
-pub fn recorded_document(history: &History, id: i64) -> Result<Option<Value>, HistoryError> {
+pub(crate) fn recorded_document(history: &History, id: i64) -> Result<Option<Value>, HistoryError> {
     let Some(inv) = history.invocation(id)? else { return Ok(None) };
     let origin = Instant::now();
     let (mut results, mut reasons, mut planned) = (Vec::new(), Vec::new(), Vec::new());

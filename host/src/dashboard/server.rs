@@ -26,12 +26,12 @@ use tokio::net::TcpListener;
 use super::routes::App;
 
 /// Binds 127.0.0.1:`port` (0: any free port).
-pub async fn bind(port: u16) -> std::io::Result<TcpListener> {
+pub(crate) async fn bind(port: u16) -> std::io::Result<TcpListener> {
     TcpListener::bind(("127.0.0.1", port)).await
 }
 
 /// Serves `app` on `listener` until `stop` resolves.
-pub async fn serve(listener: TcpListener, app: Arc<App>, stop: impl Future<Output = ()>) {
+pub(crate) async fn serve(listener: TcpListener, app: Arc<App>, stop: impl Future<Output = ()>) {
     tokio::pin!(stop);
     let port = listener.local_addr().map_or(0, |a| a.port());
     loop {

@@ -30,20 +30,20 @@ static ROUTE: RwLock<Option<Bus>> = RwLock::new(None);
 
 /// Installs the bridge as the process's `tracing` subscriber; records go
 /// to `fallback` until a run [`route`]s them. A second call does nothing.
-pub fn install(fallback: Arc<dyn Subscriber>) {
+pub(crate) fn install(fallback: Arc<dyn Subscriber>) {
     let _ = tracing::subscriber::set_global_default(Bridge { fallback: Bus::new(vec![fallback]) });
 }
 
 /// Sends kept records to `bus` until the returned guard is dropped.
 #[must_use = "records go back to the fallback when the guard drops"]
-pub fn route(bus: Bus) -> Routed {
+pub(crate) fn route(bus: Bus) -> Routed {
     *ROUTE.write().unwrap_or_else(|e| e.into_inner()) = Some(bus);
     Routed(())
 }
 
 /// While alive, records go to the bus given to [`route`].
 #[derive(Debug)]
-pub struct Routed(());
+pub(crate) struct Routed(());
 
 impl Drop for Routed {
     fn drop(&mut self) {
@@ -52,7 +52,7 @@ impl Drop for Routed {
 }
 
 /// Who a target names: `vx worker` as itself, `vx::cache::store` as `vx`.
-pub fn speaker(target: &str) -> &str {
+pub(crate) fn speaker(target: &str) -> &str {
     if target.contains("::") { "vx" } else { target }
 }
 

@@ -8,40 +8,40 @@ use std::time::Instant;
 use super::event::{Event, Phase};
 
 /// Something that watches a run.
-pub trait Subscriber: Send + Sync + fmt::Debug {
+pub(crate) trait Subscriber: Send + Sync + fmt::Debug {
     fn on(&self, event: &Event<'_>);
 }
 
 /// The subscribers of one run, cheap to clone into every task.
 #[derive(Debug, Clone, Default)]
-pub struct Bus {
+pub(crate) struct Bus {
     subscribers: Arc<[Arc<dyn Subscriber>]>,
 }
 
 impl Bus {
-    pub fn new(subscribers: Vec<Arc<dyn Subscriber>>) -> Bus {
+    pub(crate) fn new(subscribers: Vec<Arc<dyn Subscriber>>) -> Bus {
         Bus { subscribers: subscribers.into() }
     }
 
     /// Delivers `event` to every subscriber, in order.
-    pub fn emit(&self, event: Event<'_>) {
+    pub(crate) fn emit(&self, event: Event<'_>) {
         for s in self.subscribers.iter() {
             s.on(&event);
         }
     }
 
     /// Shorthand for [`Event::TaskNote`].
-    pub fn note(&self, task: &str, message: &str) {
+    pub(crate) fn note(&self, task: &str, message: &str) {
         self.emit(Event::TaskNote { task, message });
     }
 
     /// [`Event::Span`] of a step of `task` that began at `start` and ends now.
-    pub fn span(&self, task: &str, phase: Phase, start: Instant) {
+    pub(crate) fn span(&self, task: &str, phase: Phase, start: Instant) {
         self.emit(Event::Span { task, phase, start, end: Instant::now() });
     }
 
     /// Shorthand for [`Event::Output`].
-    pub fn output(&self, task: &str, line: &[u8]) {
+    pub(crate) fn output(&self, task: &str, line: &[u8]) {
         self.emit(Event::Output { task, line });
     }
 }

@@ -11,7 +11,7 @@ use crate::error::ErrorKind;
 /// One thing that happened in a run. Task events carry the task's id
 /// (`project#task`).
 #[derive(Debug, Clone, Copy)]
-pub enum Event<'a> {
+pub(crate) enum Event<'a> {
     /// The plan is fixed: these tasks will be walked, in this order.
     Planned { tasks: &'a [String], concurrency: usize },
     /// A ready task cannot start yet: `reason` says what it waits for
@@ -42,8 +42,8 @@ pub enum Event<'a> {
     /// persistent task's output is not kept, and its failures have none.
     AttemptFailed { task: &'a str, attempt: u32, exit_code: Option<i32>, reason: &'a str, log: &'a [u8] },
     /// A task is settled: ran (or restored) and ended, with its status,
-    /// duration, cache outcome and, when it was keyed, the key's manifest.
-    Finished { result: &'a TaskResult, manifest: Option<&'a KeyManifest> },
+    /// duration and cache outcome.
+    Finished { result: &'a TaskResult },
     /// A warning or message from vx not tied to a task. `source` is the
     /// `tracing` target (`vx`, `vx worker`, …).
     Warning { level: Level, source: &'a str, message: &'a str },
@@ -61,7 +61,7 @@ pub enum Event<'a> {
 
 /// The timed steps of a task, in the order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Computing its key (hashing its inputs).
     Hash,
     /// Looking its key up in the cache tiers.
@@ -76,7 +76,7 @@ pub enum Phase {
 
 impl Phase {
     /// The step's name as profiles show it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Hash => "hash",
             Phase::Lookup => "cache lookup",
@@ -89,7 +89,7 @@ impl Phase {
 
 /// How loud a [`Event::Warning`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub(crate) enum Level {
     /// A line from a long-running command (`vx worker`, `vx watch`).
     Info,
     Warning,

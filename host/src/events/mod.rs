@@ -18,12 +18,15 @@
 //! `docs/architecture.md`; later consumers (run summaries, profiles, the
 //! dashboard, subscriber plugins) build on it.
 
-pub mod bridge;
+pub(crate) mod bridge;
 mod bus;
 mod event;
 mod outcome;
-pub mod output;
+pub(crate) mod output;
 
-pub use bus::{Bus, Subscriber};
-pub use event::{Event, Level, Phase};
-pub use outcome::{CacheOutcome, RunSummary, Spelling, TaskResult, TaskStatus};
+pub(crate) use bus::{Bus, Subscriber};
+pub(crate) use event::{Event, Level, Phase};
+pub use outcome::CacheOutcome;
+pub use outcome::RunSummary;
+pub use outcome::TaskResult;
+pub use outcome::TaskStatus;

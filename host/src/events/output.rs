@@ -16,10 +16,10 @@
 
 /// The longest piece of a line an [`Event::Output`](super::Event::Output)
 /// carries.
-pub const MAX_LINE: usize = 1 << 20;
+pub(crate) const MAX_LINE: usize = 1 << 20;
 
 /// The most of a task's output vx keeps whole (32 MiB).
-pub const LOG_LIMIT: usize = 32 << 20;
+pub(crate) const LOG_LIMIT: usize = 32 << 20;
 const LOG_TAIL: usize = LOG_LIMIT / 4;
 const LOG_HEAD: usize = LOG_LIMIT - LOG_TAIL;
 
@@ -29,7 +29,7 @@ const LOG_HEAD: usize = LOG_LIMIT - LOG_TAIL;
 /// `MAX_LINE` bytes is one piece with its newline, not two); else up to
 /// `room` bytes, complete once the byte after them is known not to be a
 /// newline. With `room` 0 it takes only a newline.
-pub fn take_piece(data: &[u8], room: usize) -> (usize, bool) {
+pub(crate) fn take_piece(data: &[u8], room: usize) -> (usize, bool) {
     let window = &data[..data.len().min(room + 1)];
     match window.iter().position(|&b| b == b'\n') {
         Some(end) => (end + 1, true),
@@ -40,7 +40,7 @@ pub fn take_piece(data: &[u8], room: usize) -> (usize, bool) {
 /// `log` as the output events carry it: each line with its newline, a
 /// line longer than [`MAX_LINE`] in pieces of that size (a replayed log
 /// shows as the live one did).
-pub fn pieces(log: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn pieces(log: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = log;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -55,7 +55,7 @@ pub fn pieces(log: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// Output kept up to [`LOG_LIMIT`]: the head whole, then a sliding tail.
 #[derive(Debug, Default)]
-pub struct BoundedLog {
+pub(crate) struct BoundedLog {
     head: Vec<u8>,
     tail: Vec<u8>,
     /// Bytes that fell out of the tail.
@@ -64,7 +64,7 @@ pub struct BoundedLog {
 
 impl BoundedLog {
     /// Appends `bytes`.
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         let room = LOG_HEAD - self.head.len();
         if room > 0 {
             let n = room.min(bytes.len());
@@ -93,7 +93,7 @@ impl BoundedLog {
 
     /// The output kept: whole when it fit in [`LOG_LIMIT`], otherwise its
     /// head, a line saying how much was left out, and its tail.
-    pub fn finish(mut self) -> Vec<u8> {
+    pub(crate) fn finish(mut self) -> Vec<u8> {
         if self.head.len() + self.tail.len() > LOG_LIMIT {
             self.trim_tail();
         }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::guard::run_tool;
 
 /// What `--affected` compared against, for `nothing affected since REV`.
-pub fn base_label(ws: &Workspace, rev: Option<&str>) -> String {
+pub(crate) fn base_label(ws: &Workspace, rev: Option<&str>) -> String {
     match rev {
         Some(rev) => rev.to_string(),
         None if merge_base(ws, "main").is_ok() => "main".to_string(),
@@ -37,7 +37,7 @@ fn git(ws: &Workspace, args: &[&str]) -> Result<String> {
 
 /// What changed since a base revision.
 #[derive(Debug, Clone)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// The merge base, a commit id.
     pub base: String,
     /// The base as the user named it (`main`, `origin/main`, `HEAD~1`).
@@ -47,13 +47,13 @@ pub struct Changes {
 }
 
 /// Every file changed since `rev` (see the module docs), absolute.
-pub fn changed_files(ws: &Workspace, rev: Option<&str>) -> Result<Vec<PathBuf>> {
+pub(crate) fn changed_files(ws: &Workspace, rev: Option<&str>) -> Result<Vec<PathBuf>> {
     changes(ws, rev).map(|c| c.files)
 }
 
 /// What changed since `rev`: with `None`, since the merge base of HEAD
 /// with `main` (else `master`).
-pub fn changes(ws: &Workspace, rev: Option<&str>) -> Result<Changes> {
+pub(crate) fn changes(ws: &Workspace, rev: Option<&str>) -> Result<Changes> {
     let top = git(ws, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         Error::usage(format!("{} is not inside a git repository", ws.root.display()))
             .with_hint(format!("--affected compares against git history ({})", e.message))
@@ -91,7 +91,7 @@ pub fn changes(ws: &Workspace, rev: Option<&str>) -> Result<Changes> {
 /// The text of the file at `rel` (relative to the workspace root) in the
 /// commit `base`; `Ok(None)` when the commit has no such file, `Err` with
 /// git's own line when git fails otherwise.
-pub fn text_at(ws: &Workspace, base: &str, rel: &str) -> std::result::Result<Option<String>, String> {
+pub(crate) fn text_at(ws: &Workspace, base: &str, rel: &str) -> std::result::Result<Option<String>, String> {
     let spec = format!("{base}:./{rel}");
     let out = run_tool("git", &["show", &spec], &ws.root).map_err(|e| format!("git failed to start: {e}"))?;
     if out.success {

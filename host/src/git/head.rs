@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Where HEAD is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Head {
+pub(crate) struct Head {
     /// The branch HEAD names, `None` when detached or not a repository.
     pub branch: Option<String>,
     /// The commit HEAD resolves to, `None` before the first commit.
@@ -21,7 +21,7 @@ pub struct Head {
 }
 
 /// HEAD of the repository holding `root`.
-pub fn read_head(root: &Path) -> Head {
+pub(crate) fn read_head(root: &Path) -> Head {
     let Some(git_dir) = root.ancestors().find_map(crate::paths::git_dir_at) else { return Head::default() };
     let common = crate::paths::read_regular_string(&git_dir.join("commondir"), crate::paths::STATE_LIMIT)
         .ok()

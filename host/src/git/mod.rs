@@ -11,5 +11,5 @@
 mod changes;
 mod head;
 
-pub use changes::{Changes, base_label, changed_files, changes, text_at};
-pub use head::{Head, read_head};
+pub(crate) use changes::{base_label, changed_files, changes, text_at};
+pub(crate) use head::read_head;

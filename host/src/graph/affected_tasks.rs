@@ -26,7 +26,11 @@ use crate::lockfile::root_dependencies;
 
 /// Each affected node of `graph` with why, direct causes first, then the
 /// affected tasks it depends on. A node that is not affected is absent.
-pub fn affected_tasks(ws: &Workspace, graph: &TaskGraph, since: &Since<'_>) -> Result<BTreeMap<usize, Vec<Reason>>> {
+pub(crate) fn affected_tasks(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    since: &Since<'_>,
+) -> Result<BTreeMap<usize, Vec<Reason>>> {
     let changed = Changed::new(ws, since.files);
     let (global, lockfile) = workspace_causes(ws, since, &changed)?;
     if !global.is_empty() {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// A node of the task graph.
 #[derive(Debug, Clone)]
-pub struct Node {
+pub(crate) struct Node {
     pub id: TaskId,
     /// Index of the project in [`Workspace::projects`].
     pub project: usize,
@@ -22,7 +22,7 @@ pub struct Node {
 
 /// The tasks of one invocation and their dependency edges.
 #[derive(Debug, Default)]
-pub struct TaskGraph {
+pub(crate) struct TaskGraph {
     pub nodes: Vec<Node>,
     /// `deps[n]`: the nodes `n` waits for, sorted.
     pub deps: Vec<Vec<usize>>,
@@ -34,22 +34,22 @@ pub struct TaskGraph {
 }
 
 impl TaskGraph {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
-    pub fn find(&self, project: usize, task: &str) -> Option<usize> {
+    pub(crate) fn find(&self, project: usize, task: &str) -> Option<usize> {
         self.index.get(&(project, task.to_string())).copied()
     }
 
     /// Builds the graph of `roots` (project index, task name) and everything
     /// they depend on. Every root must exist; references were checked when
     /// the config was loaded.
-    pub fn build(ws: &Workspace, roots: &[(usize, String)]) -> Result<TaskGraph> {
+    pub(crate) fn build(ws: &Workspace, roots: &[(usize, String)]) -> Result<TaskGraph> {
         let mut graph = TaskGraph::default();
         let mut queue = Vec::new();
         for (project, task) in roots {
@@ -151,7 +151,7 @@ impl TaskGraph {
 
     /// Nodes in an order where every node comes after its dependencies;
     /// ties broken by id so output is stable.
-    pub fn topological_order(&self) -> Vec<usize> {
+    pub(crate) fn topological_order(&self) -> Vec<usize> {
         let mut pending: Vec<usize> = self.deps.iter().map(Vec::len).collect();
         let mut ready: std::collections::BTreeSet<(&TaskId, usize)> =
             (0..self.len()).filter(|&n| pending[n] == 0).map(|n| (&self.nodes[n].id, n)).collect();

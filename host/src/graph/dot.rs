@@ -6,7 +6,7 @@
 use super::build::TaskGraph;
 use crate::config::Workspace;
 
-pub fn to_dot(ws: &Workspace, graph: &TaskGraph) -> String {
+pub(crate) fn to_dot(ws: &Workspace, graph: &TaskGraph) -> String {
     let mut out = String::from("digraph vx {\n  rankdir=LR;\n  node [shape=box];\n");
     for n in graph.topological_order() {
         let node = &graph.nodes[n];

@@ -4,19 +4,19 @@
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskId {
+pub(crate) struct TaskId {
     pub project: String,
     pub task: String,
 }
 
 impl TaskId {
-    pub fn new(project: impl Into<String>, task: impl Into<String>) -> Self {
+    pub(crate) fn new(project: impl Into<String>, task: impl Into<String>) -> Self {
         TaskId { project: project.into(), task: task.into() }
     }
 
     /// Splits `web#build` into its parts; `None` when there is no `#`.
     /// The last `#` separates, so scoped names like `@org/x#build` work.
-    pub fn parse(text: &str) -> Option<TaskId> {
+    pub(crate) fn parse(text: &str) -> Option<TaskId> {
         let (project, task) = text.rsplit_once('#')?;
         Some(TaskId::new(project, task))
     }

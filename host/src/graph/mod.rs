@@ -17,12 +17,15 @@ mod shard;
 mod since;
 mod walk;
 
-pub use affected_tasks::affected_tasks;
-pub use build::{Node, TaskGraph};
-pub use dot::to_dot;
-pub use id::TaskId;
-pub use reason::{Cause, Reason};
-pub use select::{ChangedSince, Filter, apply_filters, reverse_deps, with_dependents};
-pub use shard::{Owners, Shard, ShardMark, ShardRole, shard_marks};
-pub use since::{Since, changed_projects};
-pub use walk::{ContinueMode, SkipReason, Walker};
+pub(crate) use affected_tasks::affected_tasks;
+// Other rooms' tests build graphs node by node.
+#[cfg(test)]
+pub(crate) use build::Node;
+pub(crate) use build::TaskGraph;
+pub(crate) use dot::to_dot;
+pub(crate) use id::TaskId;
+pub(crate) use reason::Reason;
+pub(crate) use select::{Filter, apply_filters, reverse_deps, with_dependents};
+pub(crate) use shard::{Shard, ShardMark, ShardRole, shard_marks};
+pub(crate) use since::{Since, changed_projects};
+pub(crate) use walk::{ContinueMode, SkipReason, Walker};

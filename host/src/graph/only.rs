@@ -12,7 +12,7 @@ use super::build::TaskGraph;
 impl TaskGraph {
     /// The graph of `self.roots` only, with an edge from a root to each
     /// root it reaches through left-out nodes.
-    pub fn only_roots(&self) -> TaskGraph {
+    pub(crate) fn only_roots(&self) -> TaskGraph {
         let mut keep: Vec<Option<usize>> = vec![None; self.len()];
         let mut graph = TaskGraph::default();
         for &r in &self.roots {

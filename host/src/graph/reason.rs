@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Serialize;
 
 /// How many changed files a reason names; the rest are counted in `more`.
-pub const NAMED_FILES: usize = 10;
+pub(crate) const NAMED_FILES: usize = 10;
 
 /// How many moved packages a lockfile reason's text names.
 const NAMED_CHANGES: usize = 5;
@@ -20,7 +20,7 @@ const NAMED_CHANGES: usize = 5;
 /// One cause of a task being affected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Cause {
+pub(crate) enum Cause {
     /// Changed files among the task's inputs.
     Input { files: Vec<String>, more: usize },
     /// Its project's own `vx.toml` or `package.json`.
@@ -47,7 +47,7 @@ pub enum Cause {
 
 /// A cause with its one-line text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Reason {
+pub(crate) struct Reason {
     #[serde(flatten)]
     pub cause: Cause,
     /// The cause in one line, as `--dry` prints it.
@@ -63,7 +63,8 @@ impl From<Cause> for Reason {
 
 impl Cause {
     /// Whether the cause affects every task of the workspace.
-    pub fn is_global(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_global(&self) -> bool {
         matches!(
             self,
             Cause::GlobalInput { .. }
@@ -123,7 +124,7 @@ pub(super) struct FileList {
 }
 
 impl FileList {
-    pub fn push(&mut self, file: &str) {
+    pub(crate) fn push(&mut self, file: &str) {
         if self.files.len() < NAMED_FILES {
             self.files.push(file.to_string());
         } else {
@@ -131,7 +132,7 @@ impl FileList {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 }

@@ -25,7 +25,7 @@ enum Core {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filter {
+pub(crate) struct Filter {
     text: String,
     exclude: bool,
     core: Core,
@@ -39,7 +39,7 @@ const MAX_FILTER: usize = 1024;
 
 impl Filter {
     /// Parses one `--filter` value.
-    pub fn parse(text: &str) -> Result<Filter> {
+    pub(crate) fn parse(text: &str) -> Result<Filter> {
         let bad = |why: &str| {
             Error::usage(format!("invalid --filter `{text}`: {why}"))
                 .with_hint("write it like `web`, `@org/*`, `./apps/*`, `web...`, `...web`, `[main]` or `!web`; see `vx run --help`")
@@ -94,11 +94,6 @@ impl Filter {
             globset::Glob::new(n).map_err(|e| bad(&e.kind().to_string()))?;
         }
         Ok(Filter { text: text.to_string(), exclude, core, dependents, dependencies, skip_self })
-    }
-
-    /// Whether this filter compares against git (so git must be present).
-    pub fn needs_git(&self) -> bool {
-        matches!(self.core, Core::Changed(_))
     }
 
     fn matches(&self, ws: &Workspace, cwd: &Path, changed_since: &ChangedSince<'_>) -> Result<BTreeSet<usize>> {
@@ -163,11 +158,11 @@ impl Filter {
 
 /// The files changed since a revision (absolute), for `[REV]` filters:
 /// the caller asks git (`crate::git::changed_files`).
-pub type ChangedSince<'a> = dyn Fn(&str) -> Result<Vec<PathBuf>> + 'a;
+pub(crate) type ChangedSince<'a> = dyn Fn(&str) -> Result<Vec<PathBuf>> + 'a;
 
 /// Applies the filters: the union of the inclusions minus the exclusions.
 /// `changed_since` is asked for each `[REV]` filter's revision.
-pub fn apply_filters(
+pub(crate) fn apply_filters(
     ws: &Workspace,
     cwd: &Path,
     filters: &[Filter],
@@ -200,7 +195,7 @@ fn closure(start: &BTreeSet<usize>, next: impl Fn(usize) -> Vec<usize>) -> BTree
     seen
 }
 
-pub fn reverse_deps(ws: &Workspace) -> Vec<Vec<usize>> {
+pub(crate) fn reverse_deps(ws: &Workspace) -> Vec<Vec<usize>> {
     let mut reverse = vec![Vec::new(); ws.projects.len()];
     for (i, p) in ws.projects.iter().enumerate() {
         for &d in &p.deps {
@@ -211,7 +206,7 @@ pub fn reverse_deps(ws: &Workspace) -> Vec<Vec<usize>> {
 }
 
 /// `projects` plus every project that depends on one of them, transitively.
-pub fn with_dependents(ws: &Workspace, projects: &BTreeSet<usize>) -> BTreeSet<usize> {
+pub(crate) fn with_dependents(ws: &Workspace, projects: &BTreeSet<usize>) -> BTreeSet<usize> {
     let reverse = reverse_deps(ws);
     let mut out = projects.clone();
     out.extend(closure(projects, |p| reverse[p].clone()));

@@ -31,14 +31,14 @@ use crate::error::{Error, Result};
 
 /// `K/N`: the K-th (from 1) of N shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
+pub(crate) struct Shard {
     pub index: usize,
     pub count: usize,
 }
 
 impl Shard {
     /// Parses `K/N` with `1 <= K <= N`.
-    pub fn parse(text: &str) -> Result<Shard> {
+    pub(crate) fn parse(text: &str) -> Result<Shard> {
         let bad = |why: &str| {
             Error::usage(format!("invalid --shard `{text}`: {why}"))
                 .with_hint("write it as K/N with 1 <= K <= N, like `--shard 2/4`")
@@ -61,7 +61,7 @@ impl std::fmt::Display for Shard {
 
 /// Which shard (0-based) each root of `graph` belongs to, in root order.
 /// `p50` gives a task's recorded duration by node.
-pub fn assign(graph: &TaskGraph, count: usize, p50: impl Fn(usize) -> Option<Duration>) -> Vec<usize> {
+pub(crate) fn assign(graph: &TaskGraph, count: usize, p50: impl Fn(usize) -> Option<Duration>) -> Vec<usize> {
     let weights: Option<Vec<u128>> = graph.roots.iter().map(|&r| p50(r).map(|d| d.as_millis().max(1))).collect();
     // Project index → (weight, the positions in `roots` of its tasks).
     let mut units: BTreeMap<usize, (u128, Vec<usize>)> = BTreeMap::new();
@@ -86,17 +86,22 @@ pub fn assign(graph: &TaskGraph, count: usize, p50: impl Fn(usize) -> Option<Dur
 }
 
 /// Each selected task's shard (from 1), by `(project, task)`.
-pub type Owners = HashMap<(usize, String), usize>;
+pub(crate) type Owners = HashMap<(usize, String), usize>;
 
 impl TaskGraph {
     /// The roots `shard` owns, as `(project, task)` pairs to build its graph from.
-    pub fn shard_roots(&self, shard: Shard, p50: impl Fn(usize) -> Option<Duration>) -> Vec<(usize, String)> {
+    #[cfg(test)]
+    pub(crate) fn shard_roots(&self, shard: Shard, p50: impl Fn(usize) -> Option<Duration>) -> Vec<(usize, String)> {
         self.shard_split(shard, p50).0
     }
 
     /// The roots `shard` owns, in root order, and the shard that owns
     /// each root of the whole selection.
-    pub fn shard_split(&self, shard: Shard, p50: impl Fn(usize) -> Option<Duration>) -> (Vec<(usize, String)>, Owners) {
+    pub(crate) fn shard_split(
+        &self,
+        shard: Shard,
+        p50: impl Fn(usize) -> Option<Duration>,
+    ) -> (Vec<(usize, String)>, Owners) {
         let owner = assign(self, shard.count, p50);
         let mut mine = Vec::new();
         let mut owners = Owners::new();
@@ -114,7 +119,7 @@ impl TaskGraph {
 /// What a task in a shard's plan is to that shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ShardRole {
+pub(crate) enum ShardRole {
     /// A selected task this shard owns: it runs here and in no other shard.
     Own,
     /// A selected task another shard owns, here because a task of this
@@ -128,14 +133,14 @@ pub enum ShardRole {
 
 /// A task's [`ShardRole`] and the shard (from 1) that owns it, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ShardMark {
+pub(crate) struct ShardMark {
     pub role: ShardRole,
     pub owner: Option<usize>,
 }
 
 /// Each node of `graph` (a shard's plan) marked for `shard`, given the
 /// owners of the whole selection.
-pub fn shard_marks(graph: &TaskGraph, owners: &Owners, shard: Shard) -> Vec<ShardMark> {
+pub(crate) fn shard_marks(graph: &TaskGraph, owners: &Owners, shard: Shard) -> Vec<ShardMark> {
     graph
         .nodes
         .iter()
@@ -157,7 +162,7 @@ mod tests {
         for (p, (project, tasks)) in projects.iter().enumerate() {
             for task in *tasks {
                 let n = g.nodes.len();
-                g.nodes.push(crate::graph::Node {
+                g.nodes.push(crate::graph::build::Node {
                     id: TaskId { project: project.to_string(), task: task.to_string() },
                     project: p,
                 });

@@ -10,7 +10,7 @@ use crate::config::Workspace;
 use crate::error::{Error, Result};
 
 /// What changed since the base `--affected` compares against.
-pub struct Since<'a> {
+pub(crate) struct Since<'a> {
     /// The base as the user named it (`main`, `origin/main`, `HEAD~1`),
     /// for the reasons.
     pub label: &'a str,
@@ -31,7 +31,7 @@ impl std::fmt::Debug for Since<'_> {
 
 /// The projects that own `files` (changed files, absolute): the deepest
 /// project containing each, or every project when one is a global input.
-pub fn changed_projects(ws: &Workspace, files: &[PathBuf]) -> Result<BTreeSet<usize>> {
+pub(crate) fn changed_projects(ws: &Workspace, files: &[PathBuf]) -> Result<BTreeSet<usize>> {
     let globals = global_matcher(ws)?;
     let mut out = BTreeSet::new();
     for file in files {

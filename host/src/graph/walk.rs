@@ -14,7 +14,7 @@ use super::build::TaskGraph;
 
 /// What `--continue` allows after a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ContinueMode {
+pub(crate) enum ContinueMode {
     /// Stop starting tasks; running ones finish; the rest are skipped.
     #[default]
     Never,
@@ -26,7 +26,7 @@ pub enum ContinueMode {
 
 /// Why a task did not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SkipReason {
+pub(crate) enum SkipReason {
     /// A dependency (the node index) failed or was itself skipped.
     DependencyFailed(usize),
     /// The run stopped taking new tasks after this node failed.
@@ -45,7 +45,7 @@ enum State {
 }
 
 #[derive(Debug)]
-pub struct Walker<'g> {
+pub(crate) struct Walker<'g> {
     graph: &'g TaskGraph,
     mode: ContinueMode,
     state: Vec<State>,
@@ -65,7 +65,7 @@ pub struct Walker<'g> {
 }
 
 impl<'g> Walker<'g> {
-    pub fn new(graph: &'g TaskGraph, mode: ContinueMode) -> Self {
+    pub(crate) fn new(graph: &'g TaskGraph, mode: ContinueMode) -> Self {
         let n = graph.len();
         let mut priority = vec![0u32; n];
         for &node in graph.topological_order().iter().rev() {
@@ -95,7 +95,7 @@ impl<'g> Walker<'g> {
 
     /// A walker over only the nodes marked in `subset`; the others count as
     /// already done (`vx watch` re-runs part of a graph).
-    pub fn with_subset(graph: &'g TaskGraph, mode: ContinueMode, subset: &[bool]) -> Self {
+    pub(crate) fn with_subset(graph: &'g TaskGraph, mode: ContinueMode, subset: &[bool]) -> Self {
         let mut walker = Walker::new(graph, mode);
         walker.ready.clear();
         for (node, &member) in subset.iter().enumerate() {
@@ -118,7 +118,7 @@ impl<'g> Walker<'g> {
 
     /// The same walker with each node ranked (a higher rank starts first
     /// among ready nodes, before the critical path decides).
-    pub fn with_ranks(mut self, ranks: &[u8]) -> Self {
+    pub(crate) fn with_ranks(mut self, ranks: &[u8]) -> Self {
         debug_assert_eq!(ranks.len(), self.rank.len(), "one rank per node");
         let ready: Vec<usize> = self.ready.iter().map(|&(_, _, n)| n).collect();
         self.rank = ranks.to_vec();
@@ -137,7 +137,8 @@ impl<'g> Walker<'g> {
 
     /// The next task that may start, marked running; `None` when nothing is
     /// ready now or the run has stopped taking tasks.
-    pub fn next_ready(&mut self) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn next_ready(&mut self) -> Option<usize> {
         let node = self.ready_in_order().next()?;
         self.take(node);
         Some(node)
@@ -145,13 +146,13 @@ impl<'g> Walker<'g> {
 
     /// The ready tasks, the one to start first first; none once the run
     /// has stopped taking tasks. The caller starts some with [`Walker::take`].
-    pub fn ready_in_order(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn ready_in_order(&self) -> impl Iterator<Item = usize> + '_ {
         let stopped = self.stopped_by.is_some();
         self.ready.iter().filter(move |_| !stopped).map(|&(_, _, n)| n)
     }
 
     /// Marks a ready task running (the caller is starting it).
-    pub fn take(&mut self, node: usize) {
+    pub(crate) fn take(&mut self, node: usize) {
         if self.ready.remove(&self.entry(node)) {
             self.state[node] = State::Running;
         }
@@ -159,7 +160,7 @@ impl<'g> Walker<'g> {
 
     /// Hands a task marked running back to the ready ones (a batch began
     /// it without starting it: `run::batch`).
-    pub fn untake(&mut self, node: usize) {
+    pub(crate) fn untake(&mut self, node: usize) {
         if self.state[node] == State::Running {
             self.make_ready(node);
         }
@@ -167,12 +168,12 @@ impl<'g> Walker<'g> {
 
     /// A persistent task became ready: its dependents may start while it
     /// keeps running.
-    pub fn release(&mut self, node: usize) {
+    pub(crate) fn release(&mut self, node: usize) {
         self.release_dependents(node, true);
     }
 
     /// A task ended. Dependents are released (or skipped, by the mode).
-    pub fn finish(&mut self, node: usize, success: bool) {
+    pub(crate) fn finish(&mut self, node: usize, success: bool) {
         self.state[node] = State::Finished;
         if !success && self.mode == ContinueMode::Never && self.stopped_by.is_none() {
             self.stopped_by = Some(node);
@@ -204,7 +205,7 @@ impl<'g> Walker<'g> {
     }
 
     /// Stops handing out tasks (an interrupt); what never started is skipped.
-    pub fn interrupt(&mut self) {
+    pub(crate) fn interrupt(&mut self) {
         if self.stopped_by.is_none() {
             self.stopped_by = Some(usize::MAX);
         }
@@ -212,13 +213,13 @@ impl<'g> Walker<'g> {
 
     /// Whether every task has finished or been skipped, or can no longer
     /// start because the run stopped.
-    pub fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.stopped_by.is_some()
     }
 
     /// Whether a node will not run (any more): it finished, was skipped, or
     /// never started and the run stopped taking tasks.
-    pub fn is_settled(&self, node: usize) -> bool {
+    pub(crate) fn is_settled(&self, node: usize) -> bool {
         match self.state[node] {
             State::Finished | State::Skipped => true,
             State::Running => false,
@@ -227,7 +228,7 @@ impl<'g> Walker<'g> {
     }
 
     /// Every task that did not run, with the reason. Call at the end.
-    pub fn skipped(&self) -> Vec<(usize, SkipReason)> {
+    pub(crate) fn skipped(&self) -> Vec<(usize, SkipReason)> {
         let mut out = self.skipped.clone();
         for node in 0..self.state.len() {
             if matches!(self.state[node], State::Waiting | State::Ready) {

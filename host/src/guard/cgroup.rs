@@ -32,7 +32,7 @@ use nix::sys::stat::Mode;
 
 /// One session's cgroup directory, under which each task gets one.
 #[derive(Debug)]
-pub struct RunCgroup {
+pub(crate) struct RunCgroup {
     dir: PathBuf,
     next: AtomicU64,
 }
@@ -40,7 +40,7 @@ pub struct RunCgroup {
 /// A new cgroup directory for one session; `None` where vx cannot make
 /// one. The first call of a process also clears what crashed vx
 /// processes left.
-pub fn run_cgroup() -> Option<RunCgroup> {
+pub(crate) fn run_cgroup() -> Option<RunCgroup> {
     static PARENT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let parent = PARENT
@@ -58,7 +58,7 @@ pub fn run_cgroup() -> Option<RunCgroup> {
 
 /// What `vx info` says of containment: the cgroup directory in force, or
 /// why the sweep is used instead.
-pub fn describe() -> String {
+pub(crate) fn describe() -> String {
     match own_cgroup_dir() {
         Some(dir) if writable(&dir) => {
             format!("cgroup v2: each task in a cgroup of its own under {}, ended with cgroup.kill", dir.display())
@@ -73,12 +73,12 @@ pub fn describe() -> String {
 
 impl RunCgroup {
     /// The run's directory (for the guard process).
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// A fresh cgroup for one task; `None` when it cannot be made.
-    pub fn task(&self) -> Option<TaskCgroup> {
+    pub(crate) fn task(&self) -> Option<TaskCgroup> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = self.dir.join(format!("t{n}"));
         std::fs::create_dir(&dir).ok()?;
@@ -98,31 +98,31 @@ impl RunCgroup {
 /// still in it and removes it, so whoever holds a spawned process must
 /// hold its cgroup as long.
 #[derive(Debug)]
-pub struct TaskCgroup {
+pub(crate) struct TaskCgroup {
     dir: PathBuf,
     procs: OwnedFd,
 }
 
 impl TaskCgroup {
     /// The open `cgroup.procs` a forked child writes `0` to (itself).
-    pub fn procs_fd(&self) -> RawFd {
+    pub(crate) fn procs_fd(&self) -> RawFd {
         self.procs.as_raw_fd()
     }
 
     /// Whether any process is still in it.
-    pub fn populated(&self) -> bool {
+    pub(crate) fn populated(&self) -> bool {
         populated(&self.dir)
     }
 
     /// The pids in it now.
-    pub fn members(&self) -> Vec<i32> {
+    pub(crate) fn members(&self) -> Vec<i32> {
         std::fs::read_to_string(self.dir.join("cgroup.procs"))
             .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default()
     }
 
     /// Kills everything in it, at once.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         kill_dir(&self.dir);
     }
 }
@@ -144,7 +144,7 @@ impl Drop for TaskCgroup {
 /// Moves the calling process into the cgroup whose `cgroup.procs` is open
 /// as `fd`. For a child between fork and exec: async-signal-safe, no
 /// allocation.
-pub fn enter(fd: RawFd) -> std::io::Result<()> {
+pub(crate) fn enter(fd: RawFd) -> std::io::Result<()> {
     // SAFETY: write(2) of a static buffer to an fd the parent opened.
     let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
     if written == 1 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
@@ -153,7 +153,7 @@ pub fn enter(fd: RawFd) -> std::io::Result<()> {
 /// Kills every process in the cgroup at `dir` and below: `cgroup.kill`
 /// where the kernel has it (5.14), else each listed process with SIGKILL
 /// until none is left.
-pub fn kill_dir(dir: &Path) {
+pub(crate) fn kill_dir(dir: &Path) {
     if std::fs::write(dir.join("cgroup.kill"), "1").is_ok() {
         return;
     }
@@ -171,7 +171,7 @@ pub fn kill_dir(dir: &Path) {
 
 /// Removes the cgroup at `dir` and the ones below it once their processes
 /// are gone (a killed process leaves its cgroup a moment later).
-pub fn remove_when_empty(dir: &Path) {
+pub(crate) fn remove_when_empty(dir: &Path) {
     for _ in 0..200 {
         if remove_tree(dir) {
             return;

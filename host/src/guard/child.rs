@@ -21,7 +21,7 @@ use super::tool::ToolOutput;
 
 /// A running `vx` child; SIGTERM when dropped before it was waited for.
 #[derive(Debug)]
-pub struct VxChild {
+pub(crate) struct VxChild {
     child: Child,
     done: bool,
 }
@@ -29,7 +29,7 @@ pub struct VxChild {
 impl VxChild {
     /// Starts `vx -C ROOT ARGS` (this binary) with piped output and no
     /// input.
-    pub fn spawn(root: &Path, args: &[String]) -> std::io::Result<VxChild> {
+    pub(crate) fn spawn(root: &Path, args: &[String]) -> std::io::Result<VxChild> {
         let exe = std::env::current_exe()?;
         #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
         let child = tokio::process::Command::new(exe)
@@ -46,17 +46,17 @@ impl VxChild {
     }
 
     /// The child's standard output, to read as it comes (once).
-    pub fn stdout(&mut self) -> Option<ChildStdout> {
+    pub(crate) fn stdout(&mut self) -> Option<ChildStdout> {
         self.child.stdout.take()
     }
 
     /// The child's standard error, to read as it comes (once).
-    pub fn stderr(&mut self) -> Option<ChildStderr> {
+    pub(crate) fn stderr(&mut self) -> Option<ChildStderr> {
         self.child.stderr.take()
     }
 
     /// Waits for the child's end; its exit code (128 + N for signal N).
-    pub async fn wait(&mut self) -> std::io::Result<i32> {
+    pub(crate) async fn wait(&mut self) -> std::io::Result<i32> {
         let status = self.child.wait().await?;
         self.done = true;
         use std::os::unix::process::ExitStatusExt;
@@ -65,7 +65,7 @@ impl VxChild {
 
     /// Runs to the end, collecting both outputs whole: for the short JSON
     /// answers of `vx why`, `vx history` and `--dry=json`.
-    pub async fn output(root: &Path, args: &[String]) -> std::io::Result<ToolOutput> {
+    pub(crate) async fn output(root: &Path, args: &[String]) -> std::io::Result<ToolOutput> {
         let mut child = VxChild::spawn(root, args)?;
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let (stdout, stderr) = (child.stdout(), child.stderr());

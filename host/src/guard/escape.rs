@@ -18,7 +18,7 @@ const RANGE_LIMIT: usize = 65_536;
 
 /// Identifies one task's processes by their environment.
 #[derive(Debug, Clone)]
-pub struct TaskMark {
+pub(crate) struct TaskMark {
     pub run_id: String,
     pub project: String,
     pub task: String,
@@ -34,7 +34,7 @@ impl TaskMark {
 
 /// Live processes of the task (outside its group, which is gone) whose
 /// PIDs were assigned after `pid_before` and up to `pid_after`.
-pub fn find_escapees(mark: &TaskMark, pid_before: i32, pid_after: i32) -> Vec<ProcInfo> {
+pub(crate) fn find_escapees(mark: &TaskMark, pid_before: i32, pid_after: i32) -> Vec<ProcInfo> {
     let candidates: Vec<ProcInfo> = match pids_between(pid_before, pid_after, RANGE_LIMIT) {
         Some(pids) => pids.into_iter().filter_map(read_proc).collect(),
         None => all_processes(),

@@ -14,7 +14,7 @@ const DEFAULT_GRACE: Duration = Duration::from_millis(2000);
 static HURRY: AtomicBool = AtomicBool::new(false);
 
 /// Cuts every grace period short from now on (the second Ctrl-C).
-pub fn hurry() {
+pub(crate) fn hurry() {
     HURRY.store(true, Ordering::SeqCst);
 }
 
@@ -23,7 +23,7 @@ fn hurried() -> bool {
 }
 
 /// The grace period between SIGTERM and SIGKILL.
-pub fn grace_period() -> Duration {
+pub(crate) fn grace_period() -> Duration {
     if hurried() {
         return Duration::ZERO;
     }
@@ -35,7 +35,7 @@ pub fn grace_period() -> Duration {
 
 /// Sends `signal` to every process of the group; a group that is already
 /// gone is not an error.
-pub fn signal_group(pgid: i32, signal: Signal) {
+pub(crate) fn signal_group(pgid: i32, signal: Signal) {
     match killpg(Pid::from_raw(pgid), signal) {
         Ok(()) | Err(Errno::ESRCH) => {}
         Err(e) => tracing::warn!("could not send {signal} to process group {pgid}: {e}"),
@@ -44,12 +44,12 @@ pub fn signal_group(pgid: i32, signal: Signal) {
 
 /// Whether the group still answers a signal: any process in it, zombies
 /// included. One system call, for a caller that polls often.
-pub fn group_signalable(pgid: i32) -> bool {
+pub(crate) fn group_signalable(pgid: i32) -> bool {
     !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
 }
 
 /// Whether any process that is not a zombie is still in the group.
-pub fn group_alive(pgid: i32) -> bool {
+pub(crate) fn group_alive(pgid: i32) -> bool {
     if !group_signalable(pgid) {
         return false;
     }
@@ -63,7 +63,7 @@ pub fn group_alive(pgid: i32) -> bool {
 
 /// The ladder: SIGTERM, wait up to `grace` for the group to empty, then
 /// SIGKILL. Returns once the group is gone or has been sent SIGKILL.
-pub async fn stop_group(pgid: i32, grace: Duration) {
+pub(crate) async fn stop_group(pgid: i32, grace: Duration) {
     if !group_alive(pgid) {
         return;
     }
@@ -82,7 +82,7 @@ pub async fn stop_group(pgid: i32, grace: Duration) {
 }
 
 /// Sends `signal` to one process; one that is already gone is not an error.
-pub fn signal_pid(pid: i32, signal: Signal) {
+pub(crate) fn signal_pid(pid: i32, signal: Signal) {
     #[expect(clippy::disallowed_methods, reason = "the guard is the one place that signals processes")]
     let result = kill(Pid::from_raw(pid), signal);
     match result {
@@ -92,12 +92,12 @@ pub fn signal_pid(pid: i32, signal: Signal) {
 }
 
 /// Whether `pid` is a live process (it exists and is not a zombie).
-pub fn pid_alive(pid: i32) -> bool {
+pub(crate) fn pid_alive(pid: i32) -> bool {
     super::procfs::read_proc(pid).is_some_and(|p| p.state != 'Z')
 }
 
 /// The ladder for single processes (escapees outside any group).
-pub async fn stop_pids(pids: &[i32], grace: Duration) {
+pub(crate) async fn stop_pids(pids: &[i32], grace: Duration) {
     for &pid in pids {
         signal_pid(pid, Signal::SIGTERM);
         signal_pid(pid, Signal::SIGCONT);

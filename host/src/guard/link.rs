@@ -17,22 +17,21 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The environment variable that marks every process of one vx invocation.
-pub const RUN_ID_VAR: &str = "VX_RUN_ID";
+pub(crate) const RUN_ID_VAR: &str = "VX_RUN_ID";
 
 #[derive(Debug)]
-pub struct GuardLink {
+pub(crate) struct GuardLink {
     writer: Mutex<Option<std::io::PipeWriter>>,
     /// The writer's fd for registrations from forked children; -1 once the
     /// guard is gone.
     fd: AtomicI32,
     closing: AtomicBool,
-    pub pid: i32,
 }
 
 impl GuardLink {
     /// Starts `vx __guard RUN_ID` in its own session and returns the link
     /// and the guard's child handle (to notice its death).
-    pub fn start(run_id: &str) -> std::io::Result<(GuardLink, tokio::process::Child)> {
+    pub(crate) fn start(run_id: &str) -> std::io::Result<(GuardLink, tokio::process::Child)> {
         let (reader, writer) = std::io::pipe()?;
         let exe = std::env::current_exe()?;
         #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
@@ -46,20 +45,15 @@ impl GuardLink {
         let child = command.spawn()?;
         drop(command);
         set_nonblocking(writer.as_raw_fd())?;
-        let pid = child.id().map_or(-1, |p| p as i32);
         let fd = writer.as_raw_fd();
-        let link = GuardLink {
-            writer: Mutex::new(Some(writer)),
-            fd: AtomicI32::new(fd),
-            closing: AtomicBool::new(false),
-            pid,
-        };
+        let link =
+            GuardLink { writer: Mutex::new(Some(writer)), fd: AtomicI32::new(fd), closing: AtomicBool::new(false) };
         Ok((link, child))
     }
 
     /// Starts the guard and watches it (a guard that dies is reported once);
     /// `None`, with a warning, when it cannot start. Needs a tokio runtime.
-    pub fn start_watched(run_id: &str) -> Option<Arc<GuardLink>> {
+    pub(crate) fn start_watched(run_id: &str) -> Option<Arc<GuardLink>> {
         match GuardLink::start(run_id) {
             Ok((link, mut child)) => {
                 let link = Arc::new(link);
@@ -78,7 +72,7 @@ impl GuardLink {
     }
 
     /// The fd a forked child writes its `+PGID` to, while the guard lives.
-    pub fn registration_fd(&self) -> Option<RawFd> {
+    pub(crate) fn registration_fd(&self) -> Option<RawFd> {
         let fd = self.fd.load(Ordering::SeqCst);
         (fd >= 0).then_some(fd)
     }
@@ -87,7 +81,7 @@ impl GuardLink {
     /// A full pipe (the guard busy, or descheduled on a loaded machine) is
     /// waited on for up to [`SEND_PATIENCE`] first: dropping the writer
     /// closes the pipe, and a guard that sees it closed stops every task.
-    pub fn send(&self, message: &str) {
+    pub(crate) fn send(&self, message: &str) {
         let mut writer = self.writer.lock().expect("guard link lock poisoned");
         let Some(w) = writer.as_mut() else { return };
         if let Err(e) = write_patiently(w, format!("{message}\n").as_bytes(), SEND_PATIENCE) {
@@ -100,7 +94,7 @@ impl GuardLink {
     }
 
     /// The guard exited on its own (killed, crashed).
-    pub fn guard_died(&self, status: &str) {
+    pub(crate) fn guard_died(&self, status: &str) {
         if self.closing.load(Ordering::SeqCst) {
             return;
         }
@@ -114,7 +108,7 @@ impl GuardLink {
     }
 
     /// Closes the pipe: the guard stops whatever is still listed and exits.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closing.store(true, Ordering::SeqCst);
         self.fd.store(-1, Ordering::SeqCst);
         self.writer.lock().expect("guard link lock poisoned").take();
@@ -166,7 +160,9 @@ fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
 /// so a process group) of its own, then `+PID` to the guard at `guard_fd`
 /// when there is one. It allocates nothing and makes only
 /// async-signal-safe calls, as code between fork and exec must.
-pub fn own_group_and_register(guard_fd: Option<RawFd>) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+pub(crate) fn own_group_and_register(
+    guard_fd: Option<RawFd>,
+) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
     move || {
         nix::unistd::setsid().map_err(std::io::Error::from)?;
         if let Some(fd) = guard_fd {
@@ -181,7 +177,7 @@ pub fn own_group_and_register(guard_fd: Option<RawFd>) -> impl FnMut() -> std::i
 /// async-signal-safe calls. SIGPIPE is ignored around the write (std resets
 /// it to the default before pre-exec hooks), so a dead guard costs the task
 /// nothing.
-pub fn register_self(fd: RawFd) {
+pub(crate) fn register_self(fd: RawFd) {
     let mut buf = [0u8; 16];
     let mut n = std::process::id();
     let mut digits = [0u8; 10];
@@ -231,12 +227,8 @@ mod tests {
     #[test]
     fn a_full_pipe_is_waited_on_until_the_reader_catches_up() {
         let (mut reader, writer) = full_pipe();
-        let link = GuardLink {
-            writer: Mutex::new(Some(writer)),
-            fd: AtomicI32::new(0),
-            closing: AtomicBool::new(false),
-            pid: -1,
-        };
+        let link =
+            GuardLink { writer: Mutex::new(Some(writer)), fd: AtomicI32::new(0), closing: AtomicBool::new(false) };
         let drained = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(100));
             let mut all = Vec::new();

@@ -28,16 +28,18 @@ mod tool;
 mod usage;
 mod watchdog;
 
-pub use cgroup::{TaskCgroup, describe as containment};
-pub use child::VxChild;
-pub use escape::{TaskMark, find_escapees};
+pub(crate) use cgroup::{TaskCgroup, describe as containment};
+pub(crate) use child::VxChild;
+pub(crate) use escape::{TaskMark, find_escapees};
 pub use groups::Groups;
-pub use ladder::{grace_period, group_alive, group_signalable, hurry, pid_alive, signal_group, stop_group, stop_pids};
-pub use link::{GuardLink, RUN_ID_VAR};
-pub use parent::{PARENT_DEATH_VAR, die_with_launcher};
-pub use probe::{PROBE_OUTPUT_LIMIT, Probed, run_probe};
-pub use procfs::{ProcInfo, group_members, is_ancestor, last_pid};
-pub use spawn::{PreExec, TaskCommand, TaskProcess, spawn_isolated, spawn_task};
-pub use tool::{ToolOutput, run_tool, run_tool_with_input};
-pub use usage::{ExitWatch, Usage};
-pub use watchdog::guard_main;
+pub(crate) use ladder::{
+    grace_period, group_alive, group_signalable, hurry, pid_alive, signal_group, stop_group, stop_pids,
+};
+pub(crate) use link::RUN_ID_VAR;
+pub use parent::die_with_launcher;
+pub(crate) use probe::{PROBE_OUTPUT_LIMIT, run_probe};
+pub(crate) use procfs::{group_members, is_ancestor, last_pid};
+pub(crate) use spawn::{PreExec, TaskCommand, spawn_isolated, spawn_task};
+pub(crate) use tool::{run_tool, run_tool_with_input};
+pub(crate) use usage::{ExitWatch, Usage};
+pub(crate) use watchdog::guard_main;

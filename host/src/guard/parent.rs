@@ -35,7 +35,7 @@ use super::procfs::is_ancestor;
 const STOP_GRACE_TICKS: u32 = 20;
 
 /// The variable the launcher sets to the PIDs vx must not outlive.
-pub const PARENT_DEATH_VAR: &str = "VX_PARENT_DEATH";
+pub(crate) const PARENT_DEATH_VAR: &str = "VX_PARENT_DEATH";
 
 /// Makes vx receive SIGTERM when any process named by `VX_PARENT_DEATH`
 /// (its parent or an ancestor) ends. Does nothing when the variable is

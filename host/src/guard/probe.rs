@@ -23,11 +23,11 @@ const POLL: Duration = Duration::from_millis(5);
 
 /// Bytes of a probe's stdout (and of its stderr) that are read; past
 /// them the probe is stopped. `node --version` prints a line.
-pub const PROBE_OUTPUT_LIMIT: u64 = 1 << 20;
+pub(crate) const PROBE_OUTPUT_LIMIT: u64 = 1 << 20;
 
 /// How a probe ended.
 #[derive(Debug)]
-pub struct Probed {
+pub(crate) struct Probed {
     /// `None` when it was killed (its deadline passed, or a signal).
     pub code: Option<i32>,
     pub timed_out: bool,
@@ -40,7 +40,12 @@ pub struct Probed {
 
 /// Runs `cmd` to its end or `limit`; with `clear_env`, its environment is
 /// exactly `cmd.env`, else vx's plus `cmd.env`.
-pub fn run_probe(cmd: &TaskCommand, clear_env: bool, groups: &Groups, limit: Duration) -> std::io::Result<Probed> {
+pub(crate) fn run_probe(
+    cmd: &TaskCommand,
+    clear_env: bool,
+    groups: &Groups,
+    limit: Duration,
+) -> std::io::Result<Probed> {
     let mut child = guarded_command(cmd, clear_env, groups).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let pgid = child.id() as i32;
     groups.register(pgid);

@@ -6,7 +6,7 @@
 use std::io::Read;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcInfo {
+pub(crate) struct ProcInfo {
     pub pid: i32,
     pub ppid: i32,
     pub pgid: i32,
@@ -16,7 +16,7 @@ pub struct ProcInfo {
 }
 
 /// Reads `/proc/PID/stat`; `None` when the process is gone.
-pub fn read_proc(pid: i32) -> Option<ProcInfo> {
+pub(crate) fn read_proc(pid: i32) -> Option<ProcInfo> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The name is parenthesised and may contain spaces or parentheses.
     let open = stat.find('(')?;
@@ -29,7 +29,7 @@ pub fn read_proc(pid: i32) -> Option<ProcInfo> {
 }
 
 /// Whether `pid` is this process's parent, grandparent or further up.
-pub fn is_ancestor(pid: i32) -> bool {
+pub(crate) fn is_ancestor(pid: i32) -> bool {
     let mut at = std::process::id() as i32;
     for _ in 0..256 {
         match read_proc(at) {
@@ -42,7 +42,7 @@ pub fn is_ancestor(pid: i32) -> bool {
 }
 
 /// Every process on the machine (threads excluded).
-pub fn all_processes() -> Vec<ProcInfo> {
+pub(crate) fn all_processes() -> Vec<ProcInfo> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .flatten()
@@ -52,12 +52,12 @@ pub fn all_processes() -> Vec<ProcInfo> {
 }
 
 /// The live (not zombie) processes of a process group.
-pub fn group_members(pgid: i32) -> Vec<ProcInfo> {
+pub(crate) fn group_members(pgid: i32) -> Vec<ProcInfo> {
     all_processes().into_iter().filter(|p| p.pgid == pgid && p.state != 'Z').collect()
 }
 
 /// Whether the process's environment (as it was at exec) holds `KEY=VALUE`.
-pub fn has_env(pid: i32, entry: &str) -> bool {
+pub(crate) fn has_env(pid: i32, entry: &str) -> bool {
     let Ok(mut file) = std::fs::File::open(format!("/proc/{pid}/environ")) else { return false };
     let mut buf = Vec::new();
     if file.read_to_end(&mut buf).is_err() {
@@ -67,20 +67,20 @@ pub fn has_env(pid: i32, entry: &str) -> bool {
 }
 
 /// The PID most recently assigned on the machine (`/proc/loadavg`).
-pub fn last_pid() -> Option<i32> {
+pub(crate) fn last_pid() -> Option<i32> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     text.split_whitespace().nth(4)?.parse().ok()
 }
 
 /// The largest PID the kernel assigns, for ranges that wrap around.
-pub fn pid_max() -> i32 {
+pub(crate) fn pid_max() -> i32 {
     std::fs::read_to_string("/proc/sys/kernel/pid_max").ok().and_then(|t| t.trim().parse().ok()).unwrap_or(4_194_304)
 }
 
 /// PIDs assigned after `after` up to and including `until`, wrapping at
 /// `pid_max`. A range longer than `limit` is cut (a busy machine forking
 /// very fast); the caller then falls back to a full scan.
-pub fn pids_between(after: i32, until: i32, limit: usize) -> Option<Vec<i32>> {
+pub(crate) fn pids_between(after: i32, until: i32, limit: usize) -> Option<Vec<i32>> {
     let mut out = Vec::new();
     let mut push_range = |lo: i32, hi: i32| -> bool {
         for pid in lo..=hi {

@@ -20,7 +20,7 @@ use super::link::own_group_and_register;
 /// Something done in a task's process between fork and exec, once it has
 /// its group and cgroup: the guard owns the hook, the sandbox fills it (so
 /// the guard, the ground floor, imports nothing above it).
-pub trait PreExec: std::fmt::Debug + Send + Sync {
+pub(crate) trait PreExec: std::fmt::Debug + Send + Sync {
     /// Runs in the child: async-signal-safe system calls only, on data
     /// prepared before the fork.
     fn apply_in_child(&self) -> std::io::Result<()>;
@@ -29,7 +29,7 @@ pub trait PreExec: std::fmt::Debug + Send + Sync {
 /// What to run: an argv, a directory and the variables to add to vx's
 /// environment, and the sandbox to run it in, if any.
 #[derive(Debug, Clone)]
-pub struct TaskCommand {
+pub(crate) struct TaskCommand {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
@@ -43,7 +43,7 @@ pub struct TaskCommand {
 
 /// A running task: its leader, its group and the read end of its output.
 #[derive(Debug)]
-pub struct TaskProcess {
+pub(crate) struct TaskProcess {
     pub child: tokio::process::Child,
     pub pgid: i32,
     pub output: pipe::Receiver,
@@ -58,7 +58,7 @@ pub struct TaskProcess {
 const PTY_SIZE: libc::winsize = libc::winsize { ws_row: 30, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0 };
 
 /// Spawns `cmd` in a new session and registers its group.
-pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
+pub(crate) fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
     spawn(cmd, groups, false)
 }
 
@@ -66,7 +66,7 @@ pub fn spawn_task(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskPro
 /// inherited from vx, but otherwise like a task (its own session and
 /// group, registered here and with the guard process): a task in strict
 /// env mode, or a process an executor plugin asked for.
-pub fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
+pub(crate) fn spawn_isolated(cmd: &TaskCommand, groups: &Groups) -> std::io::Result<TaskProcess> {
     spawn(cmd, groups, true)
 }
 

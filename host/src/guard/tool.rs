@@ -6,13 +6,13 @@ use std::path::Path;
 use std::process::Stdio;
 
 #[derive(Debug)]
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
 }
 
-pub fn run_tool(program: &str, args: &[&str], cwd: &Path) -> std::io::Result<ToolOutput> {
+pub(crate) fn run_tool(program: &str, args: &[&str], cwd: &Path) -> std::io::Result<ToolOutput> {
     #[expect(clippy::disallowed_methods, reason = "the guard is the one place that spawns processes")]
     let out = std::process::Command::new(program).args(args).current_dir(cwd).stdin(Stdio::null()).output()?;
     Ok(ToolOutput {
@@ -25,7 +25,7 @@ pub fn run_tool(program: &str, args: &[&str], cwd: &Path) -> std::io::Result<Too
 /// Runs `program ARGS` with `input` on its standard input; its standard
 /// output as bytes, and whether it succeeded (standard error is dropped).
 /// For helpers that take a request on stdin (`watchman -j`).
-pub fn run_tool_with_input(
+pub(crate) fn run_tool_with_input(
     program: &std::ffi::OsStr,
     args: &[std::ffi::OsString],
     input: &[u8],

@@ -37,7 +37,7 @@ impl Usage {
 
 /// A child's exit, watched through its pidfd.
 #[derive(Debug)]
-pub struct ExitWatch {
+pub(crate) struct ExitWatch {
     pid: i32,
     pidfd: Option<AsyncFd<OwnedFd>>,
 }
@@ -45,7 +45,7 @@ pub struct ExitWatch {
 impl ExitWatch {
     /// Watches `child`; without a pidfd, [`ExitWatch::wait`] still waits,
     /// with no usage.
-    pub fn new(child: &Child) -> ExitWatch {
+    pub(crate) fn new(child: &Child) -> ExitWatch {
         let pid = child.id().map_or(0, |p| p as i32);
         ExitWatch { pid, pidfd: (pid > 0).then(|| pidfd_open(pid)).flatten() }
     }
@@ -53,7 +53,7 @@ impl ExitWatch {
     /// Waits for the child to exit and reaps it; returns its status and,
     /// when it could be read, what its tree used. Cancel-safe: dropped
     /// before the end, nothing has been reaped.
-    pub async fn wait(&self, child: &mut Child) -> (std::io::Result<ExitStatus>, Option<Usage>) {
+    pub(crate) async fn wait(&self, child: &mut Child) -> (std::io::Result<ExitStatus>, Option<Usage>) {
         let Some(fd) = &self.pidfd else { return (child.wait().await, None) };
         // A pidfd is readable once its process has exited.
         if let Ok(mut guard) = fd.readable().await {

@@ -22,7 +22,7 @@ use super::link::RUN_ID_VAR;
 use super::procfs::{ProcInfo, all_processes, has_env, read_proc};
 
 /// Runs the guard until its stdin closes; returns the exit code.
-pub fn guard_main(run_id: &str) -> u8 {
+pub(crate) fn guard_main(run_id: &str) -> u8 {
     // SAFETY: setting dispositions to SIG_IGN at start-up, single-threaded.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
@@ -68,7 +68,7 @@ pub fn guard_main(run_id: &str) -> u8 {
 
 /// Stops everything that belongs to the invocation. Public for tests of the
 /// sweep itself.
-pub fn sweep(run_id: &str, groups: &BTreeSet<i32>, pids: &BTreeSet<i32>, grace: Duration) {
+pub(crate) fn sweep(run_id: &str, groups: &BTreeSet<i32>, pids: &BTreeSet<i32>, grace: Duration) {
     let marker = format!("{RUN_ID_VAR}={run_id}");
     let targets = targets(&all_processes(), groups, pids, &marker);
     if targets.is_empty() && groups.is_empty() {

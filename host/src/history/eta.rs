@@ -16,7 +16,10 @@ use super::store::{History, HistoryError};
 
 /// The p50 duration in history of each task of `graph` that has one: the
 /// ETAs of the status line, the terminal UI and `--shard`'s balance.
-pub fn recorded_p50s(ws: &crate::config::Workspace, graph: &crate::graph::TaskGraph) -> HashMap<String, Duration> {
+pub(crate) fn recorded_p50s(
+    ws: &crate::config::Workspace,
+    graph: &crate::graph::TaskGraph,
+) -> HashMap<String, Duration> {
     let Ok(history) = History::open(&crate::cache::state_dir(ws).join("history.db")) else { return HashMap::new() };
     graph
         .nodes

@@ -43,11 +43,12 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use eta::recorded_p50s;
+pub(crate) use eta::recorded_p50s;
 pub(crate) use recorder::HistoryRecorder;
-pub use rows::{FailedLog, Flakiness, FlakyTask, Invocation, InvocationDetail, KeptLog};
+pub(crate) use rows::{Flakiness, FlakyTask, Invocation, KeptLog};
 pub(crate) use rows::{RecordedTask, TaskPoint, millis};
 pub(crate) use runs::RunFilter;
 pub(crate) use stats::STATS_WINDOW;
+pub use store::History;
+pub(crate) use store::HistoryError;
 pub(crate) use store::checkpoint_in_background;
-pub use store::{History, HistoryError};

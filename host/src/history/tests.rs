@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::log_blob::LogBlob;
-use super::rows::TaskRunRecord;
+use super::rows::{InvocationDetail, TaskRunRecord};
 use super::schema::{LATEST, TABLES, version};
 use super::spill::{FailedAttempt, Spill};
 use super::stats::{MissedTask, SavedDay, SlowTask};

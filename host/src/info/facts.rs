@@ -11,7 +11,7 @@ use super::system::{GuardSupport, SandboxSupport, WatcherSupport};
 
 /// Everything `vx info` reports; `--format json` prints it as it is.
 #[derive(Debug, Serialize)]
-pub struct Info {
+pub(crate) struct Info {
     pub version: &'static str,
     pub build: Build,
     pub workspace: Option<WorkspaceInfo>,
@@ -27,7 +27,7 @@ pub struct Info {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Build {
+pub(crate) struct Build {
     /// `release` or `debug`.
     pub profile: &'static str,
     /// `ARCH-OS`, e.g. `x86_64-linux`.
@@ -36,7 +36,7 @@ pub struct Build {
 }
 
 #[derive(Debug, Serialize)]
-pub struct WorkspaceInfo {
+pub(crate) struct WorkspaceInfo {
     pub root: PathBuf,
     pub projects: usize,
     pub tasks: usize,
@@ -51,7 +51,7 @@ pub struct WorkspaceInfo {
 }
 
 #[derive(Debug, Serialize)]
-pub struct CacheInfo {
+pub(crate) struct CacheInfo {
     pub dir: PathBuf,
     pub entries: u64,
     pub bytes: u64,
@@ -61,7 +61,7 @@ pub struct CacheInfo {
 }
 
 #[derive(Debug, Serialize)]
-pub struct HistoryInfo {
+pub(crate) struct HistoryInfo {
     pub path: PathBuf,
     pub runs: i64,
     /// Cache hits among the task runs that looked the cache up.
@@ -70,7 +70,7 @@ pub struct HistoryInfo {
 }
 
 #[derive(Debug, Serialize)]
-pub struct RemoteInfo {
+pub(crate) struct RemoteInfo {
     /// `reapi` or the cache-backend plugin's name.
     pub backend: String,
     pub endpoint: Option<String>,
@@ -81,7 +81,7 @@ pub struct RemoteInfo {
 }
 
 #[derive(Debug, Serialize)]
-pub struct PluginInfo {
+pub(crate) struct PluginInfo {
     pub name: String,
     /// The interface it exports (its world), from its pin.
     pub world: String,
@@ -98,7 +98,7 @@ pub struct PluginInfo {
 
 /// What to look at beyond the local machine.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub(crate) struct Options {
     /// Connect to the remote tier (off with `--offline`).
     pub check_remote: bool,
 }

@@ -10,7 +10,7 @@ use crate::cache::{LocalStore, state_dir};
 use crate::config::{Network, Workspace, load_workspace};
 
 /// Looks at everything from `cwd`; never fails.
-pub fn gather(cwd: &Path, options: Options) -> Info {
+pub(crate) fn gather(cwd: &Path, options: Options) -> Info {
     let loaded = load_workspace(cwd);
     let ws = loaded.as_ref().ok();
     let mut info = Info {

@@ -18,10 +18,9 @@
 mod facts;
 mod gather;
 mod problems;
-pub mod system;
+pub(crate) mod system;
 mod text;
 
-pub use facts::{Build, CacheInfo, HistoryInfo, Info, Options, PluginInfo, RemoteInfo, WorkspaceInfo};
-pub use gather::gather;
-pub use problems::Problem;
-pub use text::render;
+pub(crate) use facts::{Info, Options};
+pub(crate) use gather::gather;
+pub(crate) use text::render;

@@ -12,7 +12,7 @@ use crate::error::Error;
 
 /// One thing wrong, and how to mend it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The report's section: `workspace`, `cache`, `remote`, `plugins`,
     /// `guard`, `sandbox`, `watcher`.
     pub area: &'static str,
@@ -26,7 +26,7 @@ fn problem(area: &'static str, problem: impl Into<String>, fix: impl Into<String
 
 /// Every problem `info` shows; `load` is why the workspace did not load,
 /// `unlisted` why its plugins could not be listed.
-pub fn find(info: &Info, load: Option<&ConfigError>, unlisted: Option<&Error>) -> Vec<Problem> {
+pub(crate) fn find(info: &Info, load: Option<&ConfigError>, unlisted: Option<&Error>) -> Vec<Problem> {
     let mut found = Vec::new();
     if let Some(e) = load {
         let fix = if matches!(e, ConfigError::NoWorkspace { .. }) {
@@ -188,8 +188,8 @@ fn system(info: &Info, found: &mut Vec<Problem>) {
 mod tests {
     use std::path::PathBuf;
 
+    use super::super::facts::{Build, CacheInfo, PluginInfo, WorkspaceInfo};
     use super::super::system::{GuardSupport, SandboxSupport, WatcherSupport};
-    use super::super::{Build, WorkspaceInfo};
     use super::*;
 
     /// A report of a healthy machine with a workspace of one sandboxed task.
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn a_cache_over_its_size_and_plugins_that_do_not_load_or_lack_grants_each_get_their_fix() {
         let mut info = healthy();
-        info.cache = Some(super::super::CacheInfo {
+        info.cache = Some(CacheInfo {
             dir: PathBuf::from("/ws/.vx/cache"),
             entries: 3,
             bytes: 2048,
@@ -283,7 +283,7 @@ mod tests {
             max_age_secs: 86_400,
             writable: true,
         });
-        let plugin = |name: &str, state: &str, ungranted: &[&str]| super::super::PluginInfo {
+        let plugin = |name: &str, state: &str, ungranted: &[&str]| PluginInfo {
             name: name.into(),
             world: "vx:plugin/reporter".into(),
             version: "0.1.0".into(),

@@ -10,7 +10,7 @@ use serde::Serialize;
 /// The guard's needs: `/proc` (its sweep and the escapee search read every
 /// process's environment there) and pidfds (resource use per task).
 #[derive(Debug, Clone, Serialize)]
-pub struct GuardSupport {
+pub(crate) struct GuardSupport {
     /// `/proc/self/environ` is readable.
     pub procfs: bool,
     /// `pidfd_open` works (Linux 5.3); without it tasks have no CPU and memory figures.
@@ -24,7 +24,7 @@ pub struct GuardSupport {
 /// namespace for `network = false`, and seccomp user notification for
 /// naming what a task touched.
 #[derive(Debug, Clone, Serialize)]
-pub struct SandboxSupport {
+pub(crate) struct SandboxSupport {
     /// The Landlock ABI version, 0 when the kernel has none.
     pub landlock_abi: i32,
     pub user_namespaces: bool,
@@ -33,7 +33,7 @@ pub struct SandboxSupport {
 
 /// The OS watcher `vx watch` uses and the kernel's inotify limits.
 #[derive(Debug, Clone, Serialize)]
-pub struct WatcherSupport {
+pub(crate) struct WatcherSupport {
     /// `inotify`, or `polling every N ms` when `VX_WATCH_POLL` is set.
     pub backend: String,
     pub max_user_watches: Option<u64>,
@@ -43,7 +43,7 @@ pub struct WatcherSupport {
     pub directories: Option<u64>,
 }
 
-pub fn guard() -> GuardSupport {
+pub(crate) fn guard() -> GuardSupport {
     GuardSupport {
         procfs: std::fs::File::open("/proc/self/environ").is_ok(),
         pidfd: pidfd_works(),
@@ -63,7 +63,7 @@ fn pidfd_works() -> bool {
     true
 }
 
-pub fn sandbox() -> SandboxSupport {
+pub(crate) fn sandbox() -> SandboxSupport {
     SandboxSupport {
         landlock_abi: crate::sandbox::landlock_abi(),
         user_namespaces: user_namespaces(),
@@ -81,7 +81,7 @@ fn user_namespaces() -> bool {
         && allowed("kernel/apparmor_restrict_unprivileged_userns", false)
 }
 
-pub fn watcher(root: Option<&Path>) -> WatcherSupport {
+pub(crate) fn watcher(root: Option<&Path>) -> WatcherSupport {
     let backend = match std::env::var("VX_WATCH_POLL") {
         Ok(ms) => format!("polling every {} ms (VX_WATCH_POLL)", ms.trim()),
         Err(_) => "inotify".to_string(),
@@ -101,7 +101,7 @@ fn count_directories(root: &Path) -> u64 {
 }
 
 /// The kernel's release, as `uname -r` prints it.
-pub fn kernel() -> Option<String> {
+pub(crate) fn kernel() -> Option<String> {
     read_sys("kernel/osrelease").map(|s| s.trim().to_string())
 }
 

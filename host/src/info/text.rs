@@ -7,7 +7,7 @@ use super::Info;
 use crate::units::format_bytes;
 
 /// The report as the terminal shows it.
-pub fn render(info: &Info) -> String {
+pub(crate) fn render(info: &Info) -> String {
     let mut out = String::new();
     let mut line = |label: &str, text: String| {
         let _ = writeln!(out, "{label:<10}{text}");

@@ -7,8 +7,5 @@
 
 mod write;
 
-pub use crate::config::translate::{
-    BoundarySpec, Broken, Dep, InitError, Note, Plan, ProjectSpec, RenderedFile, SourceKind, TaskSpec, choose_source,
-    detect, render, translate, with_schema_comment,
-};
-pub use write::{check_written, refuse_existing, write_file};
+pub(crate) use crate::config::translate::{SourceKind, choose_source, render, translate, with_schema_comment};
+pub(crate) use write::{check_written, refuse_existing, write_file};

@@ -11,7 +11,7 @@ use crate::config::load_workspace;
 use crate::config::translate::RenderedFile;
 
 /// Refuses to write when any of `files` exists at `root`, unless `force`.
-pub fn refuse_existing(root: &Path, files: &[RenderedFile], force: bool) -> Result<()> {
+pub(crate) fn refuse_existing(root: &Path, files: &[RenderedFile], force: bool) -> Result<()> {
     if force {
         return Ok(());
     }
@@ -24,7 +24,7 @@ pub fn refuse_existing(root: &Path, files: &[RenderedFile], force: bool) -> Resu
 }
 
 /// Writes one file under `root`, atomically.
-pub fn write_file(root: &Path, file: &RenderedFile) -> Result<()> {
+pub(crate) fn write_file(root: &Path, file: &RenderedFile) -> Result<()> {
     let path = root.join(&file.path);
     let tmp = path.with_file_name(".vx.toml.init-tmp");
     std::fs::write(&tmp, &file.text).map_err(|source| InitError::Write { path: tmp.clone(), source })?;
@@ -32,6 +32,6 @@ pub fn write_file(root: &Path, file: &RenderedFile) -> Result<()> {
 }
 
 /// Loads the workspace at `root` as vx will: what `vx init` wrote must load.
-pub fn check_written(root: &Path) -> Result<()> {
+pub(crate) fn check_written(root: &Path) -> Result<()> {
     load_workspace(root).map(drop).map_err(|e| InitError::WrittenDoesNotLoad(e.into()))
 }

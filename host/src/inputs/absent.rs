@@ -26,7 +26,13 @@ use crate::config::Task;
 impl Fingerprints {
     /// Whether the file at `rel` (workspace-relative, `/`-separated) would
     /// be an input of `task` in `project_dir`, were it there.
-    pub fn would_be_input(&self, root: &Path, project_dir: &Path, task: &Task, rel: &str) -> Result<bool, GlobError> {
+    pub(crate) fn would_be_input(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        task: &Task,
+        rel: &str,
+    ) -> Result<bool, GlobError> {
         let globs = InputGlobs::split(task.inputs.as_deref());
         let outputs = OutputGlobs::split(&task.outputs);
         if outputs.has_anchored() && self.filter(Some(&outputs.anchored), &[])?.matches(rel) {

@@ -11,7 +11,7 @@ use super::glob::{GlobError, GlobFilter};
 /// A task's `inputs`, split into the project-relative and the
 /// root-anchored patterns.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InputGlobs {
+pub(crate) struct InputGlobs {
     /// `None`: every file of the project (no `inputs` declared). `Some`
     /// and empty: none (every declared input is root-anchored).
     pub project: Option<Vec<String>>,
@@ -20,12 +20,12 @@ pub struct InputGlobs {
 }
 
 /// Whether a pattern is root-anchored (`/x` or `!/x`).
-pub fn is_anchored(pattern: &str) -> bool {
+pub(crate) fn is_anchored(pattern: &str) -> bool {
     pattern.trim_start_matches('!').starts_with('/')
 }
 
 impl InputGlobs {
-    pub fn split(inputs: Option<&[String]>) -> InputGlobs {
+    pub(crate) fn split(inputs: Option<&[String]>) -> InputGlobs {
         let Some(inputs) = inputs else { return InputGlobs { project: None, anchored: Vec::new() } };
         let (anchored, project): (Vec<&String>, Vec<&String>) = inputs.iter().partition(|p| is_anchored(p));
         let anchored = anchored
@@ -39,7 +39,7 @@ impl InputGlobs {
     }
 
     /// Whether any pattern is root-anchored.
-    pub fn has_anchored(&self) -> bool {
+    pub(crate) fn has_anchored(&self) -> bool {
         self.anchored.iter().any(|p| !p.starts_with('!'))
     }
 }
@@ -48,20 +48,20 @@ impl InputGlobs {
 /// where they lie in the workspace (`/dist/shared/**`), archived under
 /// the cache's `ROOT_MEMBERS` and restored there.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct OutputGlobs {
+pub(crate) struct OutputGlobs {
     pub project: Vec<String>,
     /// Workspace-relative patterns (the leading `/` taken off; `!` kept).
     pub anchored: Vec<String>,
 }
 
 impl OutputGlobs {
-    pub fn split(outputs: &[String]) -> OutputGlobs {
+    pub(crate) fn split(outputs: &[String]) -> OutputGlobs {
         let globs = InputGlobs::split(Some(outputs));
         OutputGlobs { project: globs.project.unwrap_or_default(), anchored: globs.anchored }
     }
 
     /// Whether any pattern is root-anchored.
-    pub fn has_anchored(&self) -> bool {
+    pub(crate) fn has_anchored(&self) -> bool {
         self.anchored.iter().any(|p| !p.starts_with('!'))
     }
 }
@@ -69,7 +69,7 @@ impl OutputGlobs {
 /// Compiled [`InputGlobs`] of one task, its outputs excluded, for asking
 /// whether a changed file is one of its inputs.
 #[derive(Debug)]
-pub struct InputMatcher {
+pub(crate) struct InputMatcher {
     project: GlobFilter,
     anchored: Option<GlobFilter>,
     /// Root-anchored outputs, which are never inputs either.
@@ -78,7 +78,7 @@ pub struct InputMatcher {
 
 impl InputMatcher {
     /// `outputs` (project-relative or root-anchored) are never inputs.
-    pub fn new(inputs: Option<&[String]>, outputs: &[String]) -> Result<InputMatcher, GlobError> {
+    pub(crate) fn new(inputs: Option<&[String]>, outputs: &[String]) -> Result<InputMatcher, GlobError> {
         let globs = InputGlobs::split(inputs);
         let outputs = OutputGlobs::split(outputs);
         let project = GlobFilter::new(globs.project.as_deref(), &outputs.project)?;
@@ -91,14 +91,14 @@ impl InputMatcher {
     /// Whether only files of the task's own project can be inputs (no
     /// root-anchored input pattern): `--affected` then looks at no other
     /// project's changes.
-    pub fn project_only(&self) -> bool {
+    pub(crate) fn project_only(&self) -> bool {
         self.anchored.is_none()
     }
 
     /// Whether a file is an input: `in_project` is its path relative to
     /// the task's project when the project owns it (the deepest project
     /// containing it), `in_root` its path relative to the workspace root.
-    pub fn matches(&self, in_project: Option<&str>, in_root: &str) -> bool {
+    pub(crate) fn matches(&self, in_project: Option<&str>, in_root: &str) -> bool {
         if self.anchored_outputs.as_ref().is_some_and(|o| o.matches(in_root)) {
             return false;
         }

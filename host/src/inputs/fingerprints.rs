@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 
 /// A run's view of its tasks' inputs.
 #[derive(Debug)]
-pub struct Fingerprints {
+pub(crate) struct Fingerprints {
     pub(super) hasher: Arc<FileHasher>,
     /// The workspace's global inputs, hashed once when opened.
     global: Vec<(String, blake3::Hash)>,
@@ -59,7 +59,7 @@ impl Fingerprints {
     /// monitor wants it: under `monitor = "git"` git's index vouches for
     /// most files first, so it is read only when needed; else it loads in
     /// the background while the rest of the cache opens.
-    pub fn stat_index(ws: &Workspace, state: &Path) -> Arc<FileHasher> {
+    pub(crate) fn stat_index(ws: &Workspace, state: &Path) -> Arc<FileHasher> {
         let stat_index = state.join("stat-index");
         Arc::new(if ws.cache.monitor == MonitorMode::Git {
             FileHasher::load_when_needed(stat_index)
@@ -71,7 +71,7 @@ impl Fingerprints {
     /// Opens the inputs of `ws`'s tasks for one invocation, around the
     /// stat index `hasher` ([`Fingerprints::stat_index`]), and hashes the
     /// workspace's global inputs.
-    pub fn open(ws: &Workspace, state: &Path, hasher: Arc<FileHasher>) -> Result<Fingerprints> {
+    pub(crate) fn open(ws: &Workspace, state: &Path, hasher: Arc<FileHasher>) -> Result<Fingerprints> {
         let mut inputs = Fingerprints {
             hasher,
             global: Vec::new(),
@@ -92,7 +92,7 @@ impl Fingerprints {
     }
 
     /// The stat index every file is hashed through.
-    pub fn hasher(&self) -> &FileHasher {
+    pub(crate) fn hasher(&self) -> &FileHasher {
         &self.hasher
     }
 
@@ -114,12 +114,12 @@ impl Fingerprints {
     }
 
     /// The workspace's global inputs with their digests, workspace-relative.
-    pub fn global(&self) -> &[(String, blake3::Hash)] {
+    pub(crate) fn global(&self) -> &[(String, blake3::Hash)] {
         &self.global
     }
 
     /// The workspace's global inputs, workspace-relative.
-    pub fn global_files(&self) -> Vec<String> {
+    pub(crate) fn global_files(&self) -> Vec<String> {
         self.global.iter().map(|(rel, _)| rel.clone()).collect()
     }
 
@@ -157,7 +157,11 @@ impl Fingerprints {
     /// The glob filter for `patterns` minus `excludes`, compiled once per
     /// run: hundreds of tasks usually share a handful of glob lists, and
     /// compiling one costs more than walking a small project.
-    pub fn filter(&self, patterns: Option<&[String]>, excludes: &[String]) -> Result<Arc<GlobFilter>, GlobError> {
+    pub(crate) fn filter(
+        &self,
+        patterns: Option<&[String]>,
+        excludes: &[String],
+    ) -> Result<Arc<GlobFilter>, GlobError> {
         let id = (patterns.map(<[String]>::to_vec), excludes.to_vec());
         if let Some(found) = self.filters.lock().expect("filters lock poisoned").get(&id) {
             return Ok(found.clone());
@@ -168,7 +172,12 @@ impl Fingerprints {
     }
 
     /// The input files of a task in `project_dir` (workspace-relative paths).
-    pub fn files(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Vec<(String, PathBuf)>, InputError> {
+    pub(crate) fn files(
+        &self,
+        root: &Path,
+        project_dir: &Path,
+        task: &Task,
+    ) -> Result<Vec<(String, PathBuf)>, InputError> {
         let files = runs::merge_runs(self.runs(root, project_dir, task)?);
         Ok(files.into_iter().map(|f| (f.rel, f.abs)).collect())
     }
@@ -208,7 +217,7 @@ impl Fingerprints {
     /// A task's input files hashed as they are now, walked afresh (never
     /// a list the monitor kept): what a run checks its key's files against
     /// before storing.
-    pub fn hashed_now(
+    pub(crate) fn hashed_now(
         &self,
         root: &Path,
         project_dir: &Path,
@@ -220,7 +229,7 @@ impl Fingerprints {
     /// A task's hashed input files: kept from the last run when the
     /// file-system monitor says nothing changed where they were walked
     /// (`monitor`), else walked and hashed (and kept for the next run).
-    pub fn hashes(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Hashed, InputError> {
+    pub(crate) fn hashes(&self, root: &Path, project_dir: &Path, task: &Task) -> Result<Hashed, InputError> {
         let Some(monitor) = &self.monitor else {
             return Ok(Arc::new(self.hash_all(self.runs(root, project_dir, task)?)?));
         };
@@ -258,7 +267,7 @@ impl Fingerprints {
     /// Saves the stat index, the monitor's lists and git's object map so
     /// the next invocation need not read unchanged files again. Failures
     /// here only cost speed next time, so they warn.
-    pub fn save(&self) {
+    pub(crate) fn save(&self) {
         if let Err(e) = self.hasher.save() {
             tracing::warn!("could not save the stat index: {e}");
         }

@@ -41,7 +41,7 @@ use super::hasher::FileStat;
 
 /// A blob's identity as git keeps it: object id, and whether it is a
 /// symbolic link's target (vx hashes a link's target with a prefix).
-pub type BlobId = ([u8; 20], bool);
+pub(crate) type BlobId = ([u8; 20], bool);
 
 /// Whether git's entry vouches for `stat` (vx's `lstat`): the stat fields
 /// git keeps (32 bits each) are the same, and the entry is not racily
@@ -61,7 +61,7 @@ fn vouches_for(entry: &gix_index::Entry, index: &gix_index::File, stat: &FileSta
 /// config` asked, `.git/index` and `.vx/oid-map` read, attributes
 /// checked); [`Pending::finish`] takes it.
 #[derive(Debug)]
-pub struct Pending {
+pub(crate) struct Pending {
     root: PathBuf,
     thread: Option<JoinHandle<Result<GitView, String>>>,
 }
@@ -73,7 +73,7 @@ const LOOK_AHEAD: usize = 8;
 
 /// Git's index and the blobs' BLAKE3s, once read and found usable.
 #[derive(Debug)]
-pub struct GitView {
+pub(crate) struct GitView {
     root: PathBuf,
     index: gix_index::File,
     oids: OidMap,
@@ -82,7 +82,7 @@ pub struct GitView {
 impl Pending {
     /// Starts reading when `root` is a repository's top level; `oid_map`
     /// is where the blobs' BLAKE3s are kept.
-    pub fn start(root: &Path, oid_map: PathBuf) -> Option<Pending> {
+    pub(crate) fn start(root: &Path, oid_map: PathBuf) -> Option<Pending> {
         if !root.join(".git").is_dir() {
             return None;
         }
@@ -93,7 +93,7 @@ impl Pending {
 
     /// The view, or `None` (with the reason at debug level) when git's
     /// index cannot vouch for files here.
-    pub fn finish(mut self) -> Option<GitView> {
+    pub(crate) fn finish(mut self) -> Option<GitView> {
         let made = match self.thread.take() {
             Some(thread) => thread.join().unwrap_or_else(|_| Err("reading .git/index failed".into())),
             None => Err("could not start reading .git/index".into()),
@@ -233,7 +233,7 @@ impl GitView {
     /// `hash` hashes it, and the result is kept for the blob when git
     /// vouched for the file and it did not change while it was read.
     /// `next` as for [`GitView::blob_for`].
-    pub fn hash(
+    pub(crate) fn hash(
         &self,
         abs: &Path,
         stat: &FileStat,
@@ -252,7 +252,7 @@ impl GitView {
     }
 
     /// Writes `.vx/oid-map` back when this run added to it.
-    pub fn save(&self) -> std::io::Result<()> {
+    pub(crate) fn save(&self) -> std::io::Result<()> {
         self.oids.save(&self.index)
     }
 }
@@ -266,7 +266,7 @@ impl GitView {
 /// hash table of 100,000 blobs cost more to build than the look-ups it
 /// served.
 #[derive(Debug)]
-pub struct OidMap {
+pub(crate) struct OidMap {
     file: PathBuf,
     /// Records of the file, checked and sorted (empty when it was not).
     saved: Vec<u8>,

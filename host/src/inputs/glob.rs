@@ -106,7 +106,7 @@ impl GlobFilter {
 /// nothing is usually a typo or a moved directory, and the key silently
 /// lacks what the user meant. `project` is the project's directory
 /// relative to the root ("" for the root).
-pub fn unmatched_inputs(inputs: &[String], project: &str, files: &[(String, blake3::Hash)]) -> Vec<String> {
+pub(crate) fn unmatched_inputs(inputs: &[String], project: &str, files: &[(String, blake3::Hash)]) -> Vec<String> {
     let mut unmatched = Vec::new();
     for glob in inputs.iter().filter(|g| !g.starts_with('!')) {
         let (pattern, base) = match glob.strip_prefix('/') {

@@ -78,7 +78,7 @@ impl Fingerprints {
 
     /// A file's key digest as a walk would give it now (through links,
     /// its execute bit marked).
-    pub fn digest_now(&self, abs: &Path) -> std::io::Result<blake3::Hash> {
+    pub(crate) fn digest_now(&self, abs: &Path) -> std::io::Result<blake3::Hash> {
         let stat = FileStat::of(&std::fs::metadata(abs)?);
         let content = self.hasher.hash_stat(abs, &stat)?;
         Ok(key_digest(&stat, content))

@@ -37,7 +37,7 @@ pub(super) fn ignored_by(ancestors: &[Gitignore], path: &Path, is_dir: bool) -> 
 
 /// The ignore files of one directory (`.gitignore`, `.ignore`), and
 /// `.git/info/exclude` when `with_exclude` (the workspace root).
-pub fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
+pub(crate) fn dir_ignores(dir: &Path, with_exclude: bool) -> Vec<Gitignore> {
     let mut files = Vec::new();
     if with_exclude {
         files.push(dir.join(".git/info/exclude"));
@@ -69,7 +69,7 @@ const IGNORE_FILE_LIMIT: u64 = 4 << 20;
 /// is read only if it is a regular file, without blocking and bounded
 /// (`paths::read_regular`): a FIFO named `.gitignore` would otherwise
 /// stop every walk that meets it, and Ctrl-C with it.
-pub fn ignore_file(dir: &Path, file: &Path) -> Option<Gitignore> {
+pub(crate) fn ignore_file(dir: &Path, file: &Path) -> Option<Gitignore> {
     let bytes = match crate::paths::read_regular(file, IGNORE_FILE_LIMIT) {
         Ok(bytes) => bytes,
         Err(e) => {

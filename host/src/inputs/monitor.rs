@@ -26,9 +26,9 @@ const MAGIC: &[u8] = b"VXTS1\n";
 
 /// A task's hashed inputs as a key takes them: workspace-relative path
 /// and content hash, sorted.
-pub type Hashed = Arc<Vec<(String, blake3::Hash)>>;
+pub(crate) type Hashed = Arc<Vec<(String, blake3::Hash)>>;
 
-pub use crate::config::MonitorMode;
+pub(crate) use crate::config::MonitorMode;
 
 /// One kept list: the directories its walk covered (workspace-relative,
 /// "" for the root) and what it found.
@@ -41,7 +41,7 @@ struct Listing {
 /// The monitor's answer for this run, the lists kept by the last one, and
 /// the lists this run walked.
 #[derive(Debug)]
-pub struct Monitor {
+pub(crate) struct Monitor {
     path: PathBuf,
     clock: String,
     /// What changed since the kept lists' clock; `None` voids them all.
@@ -55,7 +55,7 @@ pub struct Monitor {
 
 impl Monitor {
     /// Asks the monitor `mode` names; `None` when there is none to ask.
-    pub fn open(root: &Path, state: &Path, mode: MonitorMode) -> Option<Monitor> {
+    pub(crate) fn open(root: &Path, state: &Path, mode: MonitorMode) -> Option<Monitor> {
         if matches!(mode, MonitorMode::Off | MonitorMode::Git) {
             return None;
         }
@@ -77,13 +77,13 @@ impl Monitor {
     }
 
     /// The list kept under `id`, when nothing changed where it was walked.
-    pub fn get(&self, id: &str) -> Option<Hashed> {
+    pub(crate) fn get(&self, id: &str) -> Option<Hashed> {
         let listing = self.kept.get(id)?;
         self.still_valid(listing).then(|| listing.files.clone())
     }
 
     /// Keeps what a walk of `covered` found, for the next run.
-    pub fn put(&self, id: String, covered: Vec<String>, files: Hashed) {
+    pub(crate) fn put(&self, id: String, covered: Vec<String>, files: Hashed) {
         self.walked.lock().expect("monitor lock poisoned").insert(id, Listing { covered, files });
     }
 
@@ -96,7 +96,7 @@ impl Monitor {
     /// walked now and the kept ones nothing changed. When nothing was
     /// walked the file stays as it is: its older clock only makes the next
     /// run's answer longer, never wrong.
-    pub fn save(&self) -> std::io::Result<()> {
+    pub(crate) fn save(&self) -> std::io::Result<()> {
         let walked = self.walked.lock().expect("monitor lock poisoned");
         if walked.is_empty() {
             return Ok(());

@@ -22,7 +22,7 @@ use super::runs::{listing_order, merge_runs};
 /// (for a file reached through a symbolic link the walk followed, the
 /// `stat` of what the link leads to, and `via_link` set).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct FileRef {
+pub(crate) struct FileRef {
     pub rel: String,
     pub abs: PathBuf,
     pub stat: Option<FileStat>,
@@ -34,7 +34,7 @@ pub struct FileRef {
 
 /// How a walk treats what it meets.
 #[derive(Debug, Clone, Copy)]
-pub enum Listing<'a> {
+pub(crate) enum Listing<'a> {
     /// A task's inputs: symbolic links are followed (a linked `src/` is
     /// keyed by what it holds, a linked file by its content), and
     /// `Some(chain)` applies ignore files: the chain of parsed ignore
@@ -51,7 +51,12 @@ pub enum Listing<'a> {
 /// Lists the files under `base` that pass `filter`, sorted, each with its
 /// `lstat`, as `listing` says. `skip_dirs` are absolute directories never
 /// entered (nested projects).
-pub fn list_files(base: &Path, filter: &GlobFilter, listing: Listing<'_>, skip_dirs: &[PathBuf]) -> Vec<FileRef> {
+pub(crate) fn list_files(
+    base: &Path,
+    filter: &GlobFilter,
+    listing: Listing<'_>,
+    skip_dirs: &[PathBuf],
+) -> Vec<FileRef> {
     merge_runs(list_file_runs(base, "", filter, listing, skip_dirs))
 }
 
@@ -60,7 +65,7 @@ pub fn list_files(base: &Path, filter: &GlobFilter, listing: Listing<'_>, skip_d
 /// once as the walk meets it rather than copied again after), as runs
 /// each in listing order (`runs`) left for the caller to merge: one per
 /// walk thread when a single root was walked, else one.
-pub fn list_file_runs(
+pub(crate) fn list_file_runs(
     base: &Path,
     prefix: &str,
     filter: &GlobFilter,

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 /// What changed since a clock, per watchman.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Since {
+pub(crate) enum Since {
     /// Paths (relative to the workspace root, with `/`) created, changed or
     /// removed since the clock; directories whose entries changed too.
     Changed(Vec<String>),
@@ -27,14 +27,14 @@ pub enum Since {
 
 /// One answer: the clock it is good until, and what changed before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub clock: String,
     pub since: Since,
 }
 
 /// A watchman that watches a workspace.
 #[derive(Debug, Clone)]
-pub struct Watchman {
+pub(crate) struct Watchman {
     program: PathBuf,
     /// The watched root, and the workspace's path below it ("" when equal).
     watch: String,
@@ -47,7 +47,7 @@ impl Watchman {
     /// daemon is started and the root watched when they are not; without
     /// it, only a running daemon that already watches `root` (or a parent
     /// of it) is used.
-    pub fn connect(root: &Path, spawn: bool) -> Option<Watchman> {
+    pub(crate) fn connect(root: &Path, spawn: bool) -> Option<Watchman> {
         let program = PathBuf::from(std::env::var_os("VX_WATCHMAN").unwrap_or_else(|| "watchman".into()));
         let root = root.to_str()?;
         let mut probe = Watchman { program, watch: String::new(), relative: String::new(), spawn };
@@ -73,7 +73,7 @@ impl Watchman {
 
     /// What changed under the workspace since `clock` (`None`: no clock
     /// yet, so only a clock to start from).
-    pub fn since(&self, clock: Option<&str>) -> Option<Answer> {
+    pub(crate) fn since(&self, clock: Option<&str>) -> Option<Answer> {
         let Some(clock) = clock else {
             let answer = self.call(&json!(["clock", self.watch, { "sync_timeout": 2000 }]))?;
             return Some(Answer { clock: answer["clock"].as_str()?.to_string(), since: Since::Everything });

@@ -6,13 +6,13 @@ use crate::config::Workspace;
 
 /// The changes from `vx.lock` to what the configuration resolves to now;
 /// empty when the file is up to date.
-pub fn check(ws: &Workspace) -> Result<Vec<String>, LockError> {
+pub(crate) fn check(ws: &Workspace) -> Result<Vec<String>, LockError> {
     let old = Lock::read(&ws.root)?.ok_or(LockError::Missing)?;
     Ok(diff_locks(&old, &Lock::of(ws)))
 }
 
 /// `vx run --frozen`: the configuration must match `vx.lock`.
-pub fn check_frozen(ws: &Workspace) -> Result<(), LockError> {
+pub(crate) fn check_frozen(ws: &Workspace) -> Result<(), LockError> {
     let old = Lock::read(&ws.root)?.ok_or(LockError::FrozenMissing)?;
     let changes = diff_locks(&old, &Lock::of(ws));
     match changes.first() {

@@ -10,7 +10,7 @@ fn show<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// Every difference from `old` (the file) to `new` (the configuration).
-pub fn diff_locks(old: &Lock, new: &Lock) -> Vec<String> {
+pub(crate) fn diff_locks(old: &Lock, new: &Lock) -> Vec<String> {
     let mut out = Vec::new();
     let names: BTreeSet<&String> = old.projects.keys().chain(new.projects.keys()).collect();
     for name in names {

@@ -11,19 +11,19 @@ use serde::{Deserialize, Serialize};
 use super::{LockError, secrets};
 use crate::config::{Command, Workspace};
 
-pub const LOCK_FILE: &str = "vx.lock";
-pub const LOCK_VERSION: u32 = 1;
+pub(crate) const LOCK_FILE: &str = "vx.lock";
+pub(crate) const LOCK_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum LockedCommand {
+pub(crate) enum LockedCommand {
     Shell(String),
     Argv(Vec<String>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub struct LockedTask {
+pub(crate) struct LockedTask {
     pub command: LockedCommand,
     pub depends_on: Vec<String>,
     /// Absent: every file of the project.
@@ -50,7 +50,7 @@ fn is_zero(n: &u32) -> bool {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub struct LockedProject {
+pub(crate) struct LockedProject {
     pub dir: String,
     pub depends_on: Vec<String>,
     pub tasks: BTreeMap<String, LockedTask>,
@@ -58,18 +58,18 @@ pub struct LockedProject {
 
 /// The part of `vx.lock` that `vx lock` owns.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Lock {
+pub(crate) struct Lock {
     #[serde(default)]
     pub projects: BTreeMap<String, LockedProject>,
 }
 
-pub fn lock_path(root: &Path) -> PathBuf {
+pub(crate) fn lock_path(root: &Path) -> PathBuf {
     root.join(LOCK_FILE)
 }
 
 /// `vx lock`: writes the lock the configuration resolves to, unless a task
 /// holds what looks like a credential; returns what was written.
-pub fn update(ws: &Workspace) -> Result<Lock, LockError> {
+pub(crate) fn update(ws: &Workspace) -> Result<Lock, LockError> {
     let lock = Lock::of(ws);
     secrets::refuse_secrets(ws)?;
     lock.write(&ws.root)?;
@@ -78,7 +78,7 @@ pub fn update(ws: &Workspace) -> Result<Lock, LockError> {
 
 impl Lock {
     /// The lock the workspace's configuration resolves to now.
-    pub fn of(ws: &Workspace) -> Lock {
+    pub(crate) fn of(ws: &Workspace) -> Lock {
         let projects = ws
             .projects
             .iter()
@@ -115,7 +115,7 @@ impl Lock {
     }
 
     /// Reads the projects of `vx.lock`; `Ok(None)` when there is no file.
-    pub fn read(root: &Path) -> Result<Option<Lock>, LockError> {
+    pub(crate) fn read(root: &Path) -> Result<Option<Lock>, LockError> {
         let path = lock_path(root);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -127,7 +127,7 @@ impl Lock {
 
     /// Writes the projects into `vx.lock`, keeping every other table
     /// (plugin pins) as it is. Atomic: written beside and renamed.
-    pub fn write(&self, root: &Path) -> Result<(), LockError> {
+    pub(crate) fn write(&self, root: &Path) -> Result<(), LockError> {
         let path = lock_path(root);
         let mut doc = match std::fs::read_to_string(&path) {
             Ok(t) => t.parse::<toml_edit::DocumentMut>().map_err(LockError::Unparsable)?,

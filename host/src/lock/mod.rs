@@ -24,8 +24,7 @@ mod error;
 mod file;
 mod secrets;
 
-pub use check::{check, check_frozen};
-pub use diff::diff_locks;
-pub use error::LockError;
-pub use file::{LOCK_FILE, LOCK_VERSION, Lock, LockedCommand, LockedProject, LockedTask, lock_path, update};
-pub use secrets::find_secret;
+pub(crate) use check::{check, check_frozen};
+pub(crate) use diff::diff_locks;
+pub(crate) use error::LockError;
+pub(crate) use file::{LOCK_FILE, Lock, LockedProject, LockedTask, update};

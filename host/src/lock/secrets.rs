@@ -52,7 +52,7 @@ fn entropy(word: &str) -> f64 {
 
 /// Why `text` looks like it holds a credential, if it does (the reason
 /// shows only the start of the match).
-pub fn find_secret(text: &str) -> Option<String> {
+pub(crate) fn find_secret(text: &str) -> Option<String> {
     if text.contains("PRIVATE KEY-----") {
         return Some("a private key block".into());
     }
@@ -75,7 +75,7 @@ pub fn find_secret(text: &str) -> Option<String> {
 
 /// Refuses a workspace with a task whose command, inputs or outputs look
 /// like they hold a credential.
-pub fn refuse_secrets(ws: &Workspace) -> Result<(), LockError> {
+pub(crate) fn refuse_secrets(ws: &Workspace) -> Result<(), LockError> {
     for p in &ws.projects {
         for t in p.tasks.values() {
             let command = match &t.command {

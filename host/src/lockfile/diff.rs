@@ -14,7 +14,7 @@ use super::{Integrity, ResolvedDep};
 
 /// One line of a slice diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DepChange {
+pub(crate) enum DepChange {
     Moved { name: String, from: String, to: String },
     Added { name: String, version: String },
     Removed { name: String, version: String },
@@ -36,7 +36,7 @@ type Versions<'a> = BTreeMap<&'a str, BTreeSet<&'a Integrity>>;
 
 /// The changes from `old` to `new`, sorted by package name; empty when the
 /// slices hold the same pins.
-pub fn diff_slices(old: &[ResolvedDep], new: &[ResolvedDep]) -> Vec<DepChange> {
+pub(crate) fn diff_slices(old: &[ResolvedDep], new: &[ResolvedDep]) -> Vec<DepChange> {
     let (old, new) = (by_name(old), by_name(new));
     let names: BTreeSet<&str> = old.keys().chain(new.keys()).copied().collect();
     let empty = Versions::new();

@@ -31,7 +31,8 @@ const WHOLE_DOMAIN: &str = "vx lockfile whole v1";
 
 /// The digest of a slice. Callers pass slices as `Lockfile::slice` returns
 /// them (sorted); the digest does not sort again.
-pub fn slice_digest<'a>(deps: impl IntoIterator<Item = &'a ResolvedDep>) -> DepsDigest {
+#[cfg(test)]
+pub(crate) fn slice_digest<'a>(deps: impl IntoIterator<Item = &'a ResolvedDep>) -> DepsDigest {
     let hashes: Vec<[u8; 32]> = deps.into_iter().map(dep_hash).collect();
     combine(hashes.iter())
 }
@@ -69,7 +70,7 @@ pub(crate) fn combine<'a>(hashes: impl Iterator<Item = &'a [u8; 32]>) -> DepsDig
 
 /// The digest of a lockfile's bytes, streamed (bounded memory whatever its
 /// size), for a lockfile that `Lockfile::find_and_parse` could not read.
-pub fn whole_file_digest(path: &Path) -> Result<DepsDigest, LockfileError> {
+pub(crate) fn whole_file_digest(path: &Path) -> Result<DepsDigest, LockfileError> {
     let read_error = |source| LockfileError::Read { path: path.to_path_buf(), source };
     let mut file = crate::paths::open_regular(path).map_err(read_error)?;
     let mut h = blake3::Hasher::new_derive_key(WHOLE_DOMAIN);

@@ -29,7 +29,7 @@ pub enum LockfileKind {
 }
 
 /// Every lockfile name read, in each manager's own order of preference.
-pub const LOCKFILE_NAMES: [(&str, LockfileKind); 6] = [
+pub(crate) const LOCKFILE_NAMES: [(&str, LockfileKind); 6] = [
     ("npm-shrinkwrap.json", LockfileKind::Npm),
     ("package-lock.json", LockfileKind::Npm),
     ("pnpm-lock.yaml", LockfileKind::Pnpm),
@@ -39,7 +39,7 @@ pub const LOCKFILE_NAMES: [(&str, LockfileKind); 6] = [
 ];
 
 /// The lockfile in use at `root`, if any (see the module docs).
-pub fn find_lockfile(root: &Path) -> Result<Option<(LockfileKind, PathBuf)>, LockfileError> {
+pub(crate) fn find_lockfile(root: &Path) -> Result<Option<(LockfileKind, PathBuf)>, LockfileError> {
     let present: Vec<(LockfileKind, PathBuf)> =
         LOCKFILE_NAMES.iter().map(|&(name, kind)| (kind, root.join(name))).filter(|(_, path)| path.is_file()).collect();
     let first_of = |kind| present.iter().find(|(k, _)| *k == kind).cloned();

@@ -55,12 +55,14 @@ mod perf_tests;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-pub use dep::{Integrity, ResolvedDep};
-pub use diff::{DepChange, diff_slices};
-pub use digest::{DepsDigest, slice_digest, whole_file_digest};
-pub use error::LockfileError;
-pub use find::{LOCKFILE_NAMES, LockfileKind, find_lockfile};
+pub(crate) use dep::{Integrity, ResolvedDep};
+pub(crate) use diff::{DepChange, diff_slices};
+pub(crate) use digest::{DepsDigest, whole_file_digest};
+pub(crate) use error::LockfileError;
+pub use find::LockfileKind;
+pub(crate) use find::{LOCKFILE_NAMES, find_lockfile};
 pub use package_json::PackageJson;
-pub use parsed::{Lockfile, LockfileFormat};
-pub use read::MAX_LOCKFILE_BYTES;
-pub use root_deps::root_dependencies;
+pub use parsed::Lockfile;
+pub(crate) use parsed::LockfileFormat;
+pub(crate) use read::MAX_LOCKFILE_BYTES;
+pub(crate) use root_deps::root_dependencies;

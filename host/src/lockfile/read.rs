@@ -8,7 +8,7 @@ use super::LockfileError;
 /// The largest lockfile vx reads. Real ones reach tens of megabytes in big
 /// monorepos; anything past this is hashed whole instead of parsed, so a
 /// runaway file costs a streamed hash, not gigabytes of parse tree.
-pub const MAX_LOCKFILE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_LOCKFILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Reads `path` as text, refusing more than `limit` bytes (checked before
 /// reading, and again while reading, for a file that grows meanwhile).

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// `deps:HEX` for the dependency declarations of a root `package.json`'s
 /// `text`, as every other project's key takes them; empty when it
 /// declares none (or is not a JSON object). `--affected` compares two.
-pub fn root_dependencies(text: &str) -> String {
+pub(crate) fn root_dependencies(text: &str) -> String {
     let Ok(serde_json::Value::Object(pkg)) = serde_json::from_str::<serde_json::Value>(text) else {
         return String::new();
     };

@@ -10,7 +10,7 @@ use crate::history::History;
 
 /// The kept log of the task's latest failed attempt (or of run `run`), or
 /// why there is none.
-pub fn failed_log(state_dir: &Path, params: &FailedLogParams) -> Result<Value, String> {
+pub(crate) fn failed_log(state_dir: &Path, params: &FailedLogParams) -> Result<Value, String> {
     let history =
         History::open(&state_dir.join("history.db")).map_err(|e| format!("could not open .vx/history.db: {e}"))?;
     let found =

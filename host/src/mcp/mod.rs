@@ -19,4 +19,4 @@ mod params;
 mod run_tool;
 mod server;
 
-pub use server::{VxServer, serve};
+pub(crate) use server::serve;

@@ -33,7 +33,7 @@ vx://docs/agents explains each tool.";
 
 /// The `vx mcp` server of one workspace.
 #[derive(Clone)]
-pub struct VxServer {
+pub(crate) struct VxServer {
     root: Arc<PathBuf>,
     state_dir: Arc<PathBuf>,
     tool_router: ToolRouter<VxServer>,
@@ -42,7 +42,7 @@ pub struct VxServer {
 impl VxServer {
     /// The server of the workspace at `root` (state in `state_dir`, `.vx`);
     /// `run_tasks` is offered only when `allow_run`.
-    pub fn new(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> VxServer {
+    pub(crate) fn new(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> VxServer {
         let mut tool_router = Self::tool_router();
         if !allow_run {
             tool_router.remove_route("run_tasks");
@@ -231,7 +231,7 @@ impl ServerHandler for VxServer {
 
 /// Serves the workspace at `root` on stdin and stdout until the client
 /// closes them.
-pub async fn serve(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> crate::error::Result<()> {
+pub(crate) async fn serve(root: PathBuf, state_dir: PathBuf, allow_run: bool) -> crate::error::Result<()> {
     let server = VxServer::new(root, state_dir, allow_run);
     let running = server
         .serve(rmcp::transport::stdio())

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A name no other writer (thread or process) uses at the same time.
-pub fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("{}.{}.{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
@@ -17,7 +17,7 @@ pub fn unique_suffix() -> String {
 /// Writes `bytes` to a temporary file beside `path` and renames it into
 /// place, so a reader (or a crash) sees the old file or the new one, never
 /// a part.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -28,7 +28,7 @@ use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
 /// An open directory that writes stay beneath, never through a link.
 #[derive(Debug)]
-pub struct Contained {
+pub(crate) struct Contained {
     dir: OwnedFd,
 }
 
@@ -54,20 +54,20 @@ fn refused(rel: &str, why: &str) -> io::Error {
 
 impl Contained {
     /// Opens `dir` (creating it if needed) as the handle writes go through.
-    pub fn open(dir: &Path) -> io::Result<Contained> {
+    pub(crate) fn open(dir: &Path) -> io::Result<Contained> {
         std::fs::create_dir_all(dir)?;
         let fd = nix::fcntl::open(dir, OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())?;
         Ok(Contained { dir: fd })
     }
 
     /// Writes a regular file at `rel` with `mode`, creating its parents.
-    pub fn write_file(&self, rel: &str, data: &[u8], mode: u32) -> io::Result<()> {
+    pub(crate) fn write_file(&self, rel: &str, data: &[u8], mode: u32) -> io::Result<()> {
         self.write_from(rel, &mut &data[..], mode)
     }
 
     /// Writes the file at `rel` from `data` as it streams in (nothing is
     /// held whole), then gives it `mode`; creates its parents.
-    pub fn write_from(&self, rel: &str, data: &mut dyn io::Read, mode: u32) -> io::Result<()> {
+    pub(crate) fn write_from(&self, rel: &str, data: &mut dyn io::Read, mode: u32) -> io::Result<()> {
         let mut file = self.create(rel)?;
         io::copy(data, &mut file)?;
         fchmod(file.as_fd(), Mode::from_bits_truncate(mode & 0o7777))?;
@@ -77,7 +77,7 @@ impl Contained {
     /// Makes a symbolic link at `rel` pointing at `target` (relative; an
     /// absolute target is refused), creating its parents. An existing
     /// name is not replaced.
-    pub fn symlink(&self, rel: &str, target: &str) -> io::Result<()> {
+    pub(crate) fn symlink(&self, rel: &str, target: &str) -> io::Result<()> {
         if Path::new(target).is_absolute() {
             return Err(refused(rel, "a link with an absolute target"));
         }
@@ -88,7 +88,7 @@ impl Contained {
 
     /// Writes a new file at `rel` and waits for its data to reach the disk
     /// (what a rename then publishes must be whole after a crash).
-    pub fn write_durable(&self, rel: &str, data: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_durable(&self, rel: &str, data: &[u8]) -> io::Result<()> {
         use std::io::Write;
         let mut file = self.create(rel)?;
         file.write_all(data)?;
@@ -96,7 +96,7 @@ impl Contained {
     }
 
     /// Renames `from` to `to` (replacing it), creating `to`'s parents.
-    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+    pub(crate) fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         let (from_dir, from_name) = self.parent(from, false)?;
         let (to_dir, to_name) = self.parent(to, true)?;
         nix::fcntl::renameat(from_dir.fd(), from_name, to_dir.fd(), to_name)?;
@@ -105,7 +105,7 @@ impl Contained {
 
     /// Removes the file or link at `rel` (a link itself, never what it
     /// points at, and never through a link on the way).
-    pub fn remove_file(&self, rel: &str) -> io::Result<()> {
+    pub(crate) fn remove_file(&self, rel: &str) -> io::Result<()> {
         let (dir, name) = self.parent(rel, false)?;
         unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir)?;
         Ok(())
@@ -118,7 +118,7 @@ impl Contained {
     /// output glob's literal root, `dist`) stays: a sandbox has granted
     /// writes beneath it already. Stops at the first that is not empty (or
     /// not a directory), never following a link.
-    pub fn remove_empty_parents(&self, rel: &str, keep: &str) {
+    pub(crate) fn remove_empty_parents(&self, rel: &str, keep: &str) {
         let mut dirs: Vec<&str> = Vec::new();
         let mut at = rel;
         while let Some((parent, _)) = at.rsplit_once('/') {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// The git directory of a repository whose top level is `dir`, if it is.
-pub fn git_dir_at(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_dir_at(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
     if dot_git.is_dir() {
         return Some(dot_git);

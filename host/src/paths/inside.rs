@@ -20,14 +20,14 @@ pub enum PathError {
 }
 
 /// A member path must be relative and stay inside the project.
-pub fn check_relative(path: &str) -> Result<(), PathError> {
+pub(crate) fn check_relative(path: &str) -> Result<(), PathError> {
     let p = Path::new(path);
     let ok = !path.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
     if ok { Ok(()) } else { Err(PathError::Leaves(path.to_string())) }
 }
 
 /// A link must point inside the project, judged from where it stands.
-pub fn check_link(path: &str, target: &str) -> Result<(), PathError> {
+pub(crate) fn check_link(path: &str, target: &str) -> Result<(), PathError> {
     let refused = || Err(PathError::LinkLeaves { path: path.to_string(), target: target.to_string() });
     if Path::new(target).is_absolute() {
         return refused();
@@ -49,7 +49,7 @@ pub fn check_link(path: &str, target: &str) -> Result<(), PathError> {
 
 /// No existing directory on the way to `rel` may be a symbolic link, or a
 /// write could land outside the project.
-pub fn check_no_link_on_the_way(project: &Path, rel: &str) -> Result<(), PathError> {
+pub(crate) fn check_no_link_on_the_way(project: &Path, rel: &str) -> Result<(), PathError> {
     let mut dir = PathBuf::from(project);
     let parts: Vec<_> = Path::new(rel).components().collect();
     for c in &parts[..parts.len().saturating_sub(1)] {

@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Resolves `.` and `..` lexically, without touching the filesystem (the
 /// path may name something that does not exist yet).
-pub fn normalize_lexically(path: &Path) -> PathBuf {
+pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -19,9 +19,9 @@ mod inside;
 mod lexical;
 mod regular;
 
-pub use atomic::{unique_suffix, write_atomic};
-pub use contained::Contained;
-pub use git::git_dir_at;
-pub use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
-pub use lexical::normalize_lexically;
-pub use regular::{CONFIG_LIMIT, STATE_LIMIT, open_regular, read_config, read_regular, read_regular_string};
+pub(crate) use atomic::{unique_suffix, write_atomic};
+pub(crate) use contained::Contained;
+pub(crate) use git::git_dir_at;
+pub(crate) use inside::{PathError, check_link, check_no_link_on_the_way, check_relative};
+pub(crate) use lexical::normalize_lexically;
+pub(crate) use regular::{CONFIG_LIMIT, STATE_LIMIT, open_regular, read_config, read_regular, read_regular_string};

@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Opens `path` for reading if it is a regular file (following links, as
 /// a reader would); a FIFO, socket or device is an error at once.
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(
@@ -29,7 +29,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 
 /// Reads the regular file at `path` whole, refusing one over `limit`
 /// bytes (a file the caller expects to be small, such as a config).
-pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = open_regular(path)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
@@ -40,24 +40,24 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 }
 
 /// [`read_regular`] as UTF-8 text.
-pub fn read_regular_string(path: &Path, limit: u64) -> io::Result<String> {
+pub(crate) fn read_regular_string(path: &Path, limit: u64) -> io::Result<String> {
     String::from_utf8(read_regular(path, limit)?)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// vx's own state files under `.vx/` (the stat index, git's oid map, the
 /// lockfile memo) larger than this are taken as damaged and rebuilt.
-pub const STATE_LIMIT: u64 = 1 << 30;
+pub(crate) const STATE_LIMIT: u64 = 1 << 30;
 
 /// Configuration files larger than this are refused: a real one is
 /// kilobytes, and a runaway one must not take vx's memory.
-pub const CONFIG_LIMIT: u64 = 16 << 20;
+pub(crate) const CONFIG_LIMIT: u64 = 16 << 20;
 
 /// A configuration file's text (`vx.toml`, `package.json`, `turbo.json`,
 /// `pnpm-workspace.yaml`), `None` when there is none: a regular file of at
 /// most [`CONFIG_LIMIT`] bytes, with a leading byte-order mark dropped
 /// (editors on Windows write one; the JSON and TOML parsers refuse it).
-pub fn read_config(path: &Path) -> io::Result<Option<String>> {
+pub(crate) fn read_config(path: &Path) -> io::Result<Option<String>> {
     match read_regular_string(path, CONFIG_LIMIT) {
         Ok(text) => Ok(Some(match text.strip_prefix('\u{feff}') {
             Some(rest) => rest.to_string(),

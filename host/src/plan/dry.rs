@@ -12,7 +12,6 @@ use serde_json::json;
 
 use super::eta::Prediction;
 use super::keys::{PlannedCache, PlannedKey};
-use crate::cache::Cache;
 use crate::config::{Command, ExecutorName, Task, Workspace};
 use crate::graph::{Reason, ShardMark, ShardRole, TaskGraph};
 use crate::history::Flakiness;
@@ -28,10 +27,9 @@ fn command_json(cmd: &Command) -> serde_json::Value {
 
 /// The plan and, when the cache is on, each task's key.
 #[derive(Debug)]
-pub struct DryPlan<'a> {
+pub(crate) struct DryPlan<'a> {
     pub ws: &'a Workspace,
     pub graph: &'a TaskGraph,
-    pub cache: &'a Cache,
     pub keys: &'a [PlannedKey],
     /// Each node's cache status (`planned_statuses`).
     pub statuses: &'a [PlannedCache],
@@ -114,7 +112,7 @@ impl DryPlan<'_> {
         }
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let (ws, graph) = (self.ws, self.graph);
         let tasks: Vec<serde_json::Value> = graph
             .topological_order()
@@ -202,7 +200,7 @@ impl DryPlan<'_> {
     }
 
     /// One line per task, aligned; with `verbose`, each task's detail.
-    pub fn to_text(&self, verbose: bool) -> String {
+    pub(crate) fn to_text(&self, verbose: bool) -> String {
         let order = self.graph.topological_order();
         let rows: Vec<[String; 5]> = order.iter().map(|&n| self.row(n)).collect();
         let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);

@@ -16,7 +16,7 @@ use super::keys::PlannedCache;
 use crate::config::{Command, ROOT_ALIAS};
 
 impl DryPlan<'_> {
-    pub fn to_turbo_json(&self) -> String {
+    pub(crate) fn to_turbo_json(&self) -> String {
         let (ws, graph) = (self.ws, self.graph);
         let tasks: Vec<Value> = graph.topological_order().into_iter().map(|n| self.turbo_task(n)).collect();
         let mut packages: Vec<String> = graph.nodes.iter().map(|n| self.package_of(n.project)).collect();

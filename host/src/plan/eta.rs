@@ -17,7 +17,7 @@ use crate::run::{Admission, Budget};
 
 /// The prediction for a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Prediction {
+pub(crate) struct Prediction {
     /// Expected wall time of the run.
     pub wall: Duration,
     /// Sum of the expected durations of the tasks that would execute.
@@ -31,14 +31,14 @@ pub struct Prediction {
 /// What a task asks of admission, as the engine asks it: a group nothing,
 /// any other task its `resources` and `mutex`; `rank` is its `priority`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Demand<'a> {
+pub(crate) struct Demand<'a> {
     pub share: Resources,
     pub mutex: Option<&'a str>,
     pub rank: u8,
 }
 
 /// Each node's [`Demand`].
-pub fn demands<'a>(ws: &'a Workspace, graph: &TaskGraph) -> Vec<Demand<'a>> {
+pub(crate) fn demands<'a>(ws: &'a Workspace, graph: &TaskGraph) -> Vec<Demand<'a>> {
     graph
         .nodes
         .iter()
@@ -53,7 +53,12 @@ pub fn demands<'a>(ws: &'a Workspace, graph: &TaskGraph) -> Vec<Demand<'a>> {
 }
 
 /// `etas[n]`: `Some(d)` for a known duration, `None` when unknown (0).
-pub fn predict(graph: &TaskGraph, etas: &[Option<Duration>], demands: &[Demand<'_>], budget: Budget) -> Prediction {
+pub(crate) fn predict(
+    graph: &TaskGraph,
+    etas: &[Option<Duration>],
+    demands: &[Demand<'_>],
+    budget: Budget,
+) -> Prediction {
     let ranks: Vec<u8> = demands.iter().map(|d| d.rank).collect();
     let mut walker = Walker::new(graph, ContinueMode::Never).with_ranks(&ranks);
     let mut admission = Admission::new(budget);

@@ -9,11 +9,11 @@ use crate::graph::TaskGraph;
 use crate::run::{Executors, effective_executor};
 
 /// A task's planned key, or why it has none.
-pub type PlannedKey = Result<(CacheKey, KeyManifest), String>;
+pub(crate) type PlannedKey = Result<(CacheKey, KeyManifest), String>;
 
 /// A task's cache status as `--dry` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlannedCache {
+pub(crate) enum PlannedCache {
     /// In the local store.
     HitLocal,
     /// Not local, but the remote tier has it.
@@ -27,7 +27,7 @@ pub enum PlannedCache {
 }
 
 impl PlannedCache {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PlannedCache::HitLocal => "hit-local",
             PlannedCache::HitRemote => "hit-remote",
@@ -37,7 +37,7 @@ impl PlannedCache {
         }
     }
 
-    pub fn is_hit(self) -> bool {
+    pub(crate) fn is_hit(self) -> bool {
         matches!(self, PlannedCache::HitLocal | PlannedCache::HitRemote)
     }
 }
@@ -69,7 +69,12 @@ fn node_executors(
 /// Keys every node of `graph`, in node order, with the executor each task
 /// would run on (`run_executor` is `--executor`), so that the keys are the
 /// ones a run computes.
-pub fn plan_keys(ws: &Workspace, graph: &TaskGraph, cache: &Cache, run_executor: Option<&str>) -> Vec<PlannedKey> {
+pub(crate) fn plan_keys(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    cache: &Cache,
+    run_executor: Option<&str>,
+) -> Vec<PlannedKey> {
     let executors = node_executors(ws, graph, run_executor);
     let mut depth = vec![0usize; graph.len()];
     for n in graph.topological_order() {
@@ -126,7 +131,12 @@ fn key_one(
 /// Each node's cache status as `--dry` shows it: `hit-local`, `hit-remote`,
 /// `miss` or `uncached`. Local misses are looked up in the remote tier in
 /// one batch (`exists`), when the run may read it.
-pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: &[PlannedKey]) -> Vec<PlannedCache> {
+pub(crate) fn planned_statuses(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    cache: &Cache,
+    keys: &[PlannedKey],
+) -> Vec<PlannedCache> {
     let mut statuses: Vec<PlannedCache> = (0..graph.len())
         .map(|n| {
             let task = &ws.projects[graph.nodes[n].project].tasks[&graph.nodes[n].id.task];
@@ -153,7 +163,7 @@ pub fn planned_statuses(ws: &Workspace, graph: &TaskGraph, cache: &Cache, keys: 
 }
 
 /// `hit-local`, `miss` or `uncached` for one task, from the local store.
-pub fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> PlannedCache {
+pub(crate) fn planned_status(cache: &Cache, cacheable: bool, key: &PlannedKey) -> PlannedCache {
     match key {
         Ok((key, _)) if cacheable && cache.reads() => match cache.store.contains(key) {
             true => PlannedCache::HitLocal,

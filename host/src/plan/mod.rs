@@ -26,9 +26,9 @@ mod pass_through;
 mod query;
 mod selection;
 
-pub use dry::DryPlan;
-pub use eta::{Demand, Prediction, demands, predict};
-pub use keys::{PlannedCache, PlannedKey, plan_keys, planned_status, planned_statuses};
-pub use pass_through::{apply_pass_through, command_with};
-pub use query::{QueriedCommand, QueriedTask, query};
-pub use selection::{Planned, Selection, plan, plan_explained, planned_tasks, select_projects};
+pub(crate) use dry::DryPlan;
+pub(crate) use eta::{demands, predict};
+pub(crate) use keys::{plan_keys, planned_statuses};
+pub(crate) use pass_through::apply_pass_through;
+pub(crate) use query::{QueriedTask, query};
+pub(crate) use selection::{Planned, Selection, plan, plan_explained, planned_tasks, select_projects};

@@ -20,7 +20,7 @@ use crate::graph::{TaskGraph, TaskId};
 use crate::units::shell_quote;
 
 /// Appends `args` to the commands of the tasks `specs` name.
-pub fn apply_pass_through(ws: &mut Workspace, specs: &[String], args: &[String]) {
+pub(crate) fn apply_pass_through(ws: &mut Workspace, specs: &[String], args: &[String]) {
     if args.is_empty() {
         return;
     }
@@ -36,7 +36,7 @@ pub fn apply_pass_through(ws: &mut Workspace, specs: &[String], args: &[String])
 /// `task`'s command with the arguments after `--` when `specs` name it,
 /// as [`apply_pass_through`] would make it (for views of a workspace the
 /// arguments were not applied to).
-pub fn command_with(task: &Task, project: &str, specs: &[String], args: &[String]) -> Command {
+pub(crate) fn command_with(task: &Task, project: &str, specs: &[String], args: &[String]) -> Command {
     let mut command = task.command.clone();
     if !args.is_empty() && !task.is_group() && specs.iter().any(|s| names(s, project, &task.name)) {
         append(&mut command, args);
@@ -55,7 +55,7 @@ fn names(spec: &str, project: &str, task: &str) -> bool {
 /// Refuses arguments after `--` for a named task that reaches only groups
 /// in `graph`, and warns of the groups that take none beside tasks that
 /// do (see the module docs).
-pub fn check_pass_through(ws: &Workspace, graph: &TaskGraph, specs: &[String], args: &[String]) -> Result<()> {
+pub(crate) fn check_pass_through(ws: &Workspace, graph: &TaskGraph, specs: &[String], args: &[String]) -> Result<()> {
     if args.is_empty() {
         return Ok(());
     }

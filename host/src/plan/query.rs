@@ -15,14 +15,14 @@ use crate::graph::{Reason, ShardMark};
 /// A task's command: a line for `sh -c`, or an argv exec'd directly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
-pub enum QueriedCommand {
+pub(crate) enum QueriedCommand {
     Shell(String),
     Argv(Vec<String>),
 }
 
 /// One planned task (docs/schema/query.v1.json).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct QueriedTask {
+pub(crate) struct QueriedTask {
     /// `project#task`.
     pub id: String,
     pub project: String,
@@ -51,7 +51,7 @@ pub struct QueriedTask {
 /// commands shown here, not to `ws`. Fails as `vx run` would plan: no
 /// task named, an unknown task, `--affected` without git or a base, a
 /// cycle, arguments after `--` for a group.
-pub fn query(ws: &Workspace, selection: &Selection) -> Result<Vec<QueriedTask>> {
+pub(crate) fn query(ws: &Workspace, selection: &Selection) -> Result<Vec<QueriedTask>> {
     let Planned { graph, reasons, shard } = plan_explained(ws, selection)?;
     let mut selected = vec![false; graph.len()];
     for &r in &graph.roots {

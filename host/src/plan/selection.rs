@@ -14,7 +14,7 @@ use crate::graph::{
 
 /// The selection flags of `vx run` / `vx watch`.
 #[derive(Debug, Clone, Default)]
-pub struct Selection {
+pub(crate) struct Selection {
     pub tasks: Vec<String>,
     pub filters: Vec<Filter>,
     /// `--affected` (`Some(None)`) or `--affected=REV` (`Some(Some(rev))`).
@@ -30,7 +30,7 @@ pub struct Selection {
 }
 
 /// The projects a selection covers.
-pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize>> {
+pub(crate) fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize>> {
     let mut projects: BTreeSet<usize> = if !sel.filters.is_empty() {
         apply_filters(ws, &sel.cwd, &sel.filters, &|rev| crate::git::changed_files(ws, Some(rev)))?
     } else if !sel.all && sel.affected.is_none() {
@@ -51,7 +51,7 @@ pub fn select_projects(ws: &Workspace, sel: &Selection) -> Result<BTreeSet<usize
 /// A planned selection: the task graph and what `--affected` and
 /// `--shard` say of each of its nodes.
 #[derive(Debug)]
-pub struct Planned {
+pub(crate) struct Planned {
     pub graph: TaskGraph,
     /// With `--affected`: each node's reasons (`graph::Reason`), empty for
     /// a dependency that is not affected itself.
@@ -61,7 +61,7 @@ pub struct Planned {
 }
 
 /// Builds the task graph for a selection (see [`plan_explained`]).
-pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
+pub(crate) fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
     plan_explained(ws, sel).map(|p| p.graph)
 }
 
@@ -72,7 +72,7 @@ pub fn plan(ws: &Workspace, sel: &Selection) -> Result<TaskGraph> {
 /// `--shard`, the tasks left are split (`graph::shard`) and only this
 /// shard's part is kept, with what it depends on, each node marked.
 /// Arguments after `--` that no named task can take are refused here.
-pub fn plan_explained(ws: &Workspace, sel: &Selection) -> Result<Planned> {
+pub(crate) fn plan_explained(ws: &Workspace, sel: &Selection) -> Result<Planned> {
     let (graph, reasons) = plan_unsharded(ws, sel)?;
     check_broken(ws, &graph)?;
     let (graph, shard) = match sel.shard {
@@ -196,7 +196,11 @@ fn no_such_task(ws: &Workspace, projects: &BTreeSet<usize>, task: &str) -> Error
 /// Each task of `graph` as run summaries and profiles describe it: its id,
 /// the executor it runs on (the run's `--executor` applied) and the ids it
 /// depends on.
-pub fn planned_tasks(ws: &Workspace, graph: &TaskGraph, run_executor: Option<&str>) -> Vec<crate::report::PlannedTask> {
+pub(crate) fn planned_tasks(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    run_executor: Option<&str>,
+) -> Vec<crate::report::PlannedTask> {
     graph
         .nodes
         .iter()

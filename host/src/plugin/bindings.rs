@@ -37,7 +37,7 @@ macro_rules! world {
     };
 }
 
-pub mod reporter {
+pub(crate) mod reporter {
     world!("reporter", {
         "vx:plugin/host.output-sink": crate::plugin::state::OutputSink,
         "vx:plugin/host.blob-reader": crate::plugin::state::BlobReader,
@@ -45,21 +45,21 @@ pub mod reporter {
     });
 }
 
-pub mod cache_backend {
+pub(crate) mod cache_backend {
     world!("cache-backend", http, {});
 }
 
-pub mod executor {
+pub(crate) mod executor {
     world!("executor", http, { "vx:plugin/process.child": crate::plugin::process::ChildProcess, });
 }
 
-pub mod subscriber {
+pub(crate) mod subscriber {
     world!("subscriber", http, {});
 }
 
-pub mod command {
+pub(crate) mod command {
     world!("command", http, {});
 }
 
-pub use reporter::vx::plugin::host::Level;
-pub use reporter::vx::plugin::types::{Error as WitError, PluginInfo, StreamKind};
+pub(crate) use reporter::vx::plugin::host::Level;
+pub(crate) use reporter::vx::plugin::types::{Error as WitError, PluginInfo, StreamKind};

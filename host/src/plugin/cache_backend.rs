@@ -14,7 +14,7 @@ use crate::config::{PluginSettings, Workspace};
 
 /// The remote tier over a cache-backend plugin.
 #[derive(Debug)]
-pub struct PluginBackend {
+pub(crate) struct PluginBackend {
     root: PathBuf,
     name: String,
     settings: Option<PluginSettings>,
@@ -23,7 +23,7 @@ pub struct PluginBackend {
 
 impl PluginBackend {
     /// The backend of the plugin `name` of `ws`; nothing is loaded yet.
-    pub fn new(ws: &Workspace, name: &str) -> PluginBackend {
+    pub(crate) fn new(ws: &Workspace, name: &str) -> PluginBackend {
         PluginBackend {
             root: ws.root.clone(),
             name: name.to_string(),

@@ -215,7 +215,7 @@ fn cut(text: &str) -> String {
 }
 
 /// `1.2.3` (a pre-release or build suffix is ignored).
-pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
     let core = text.split(['-', '+']).next()?;
     let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
     let v = (parts.next()??, parts.next()??, parts.next()??);

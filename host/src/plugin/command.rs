@@ -27,7 +27,7 @@ use crate::history::{History, HistoryError};
 /// The names a command plugin cannot take: vx's own commands and their
 /// aliases, `help`, and the Turborepo and Nx verbs vx translates. A unit
 /// test in `cli` checks this list against the command line's.
-pub const RESERVED_VERBS: &[&str] = &[
+pub(crate) const RESERVED_VERBS: &[&str] = &[
     "run",
     "watch",
     "show",
@@ -55,7 +55,7 @@ pub const RESERVED_VERBS: &[&str] = &[
 ];
 
 /// Whether `name` is one of vx's own verbs.
-pub fn is_reserved(name: &str) -> bool {
+pub(crate) fn is_reserved(name: &str) -> bool {
     RESERVED_VERBS.contains(&name)
 }
 
@@ -189,7 +189,7 @@ impl LoadedPlugin {
 }
 
 /// The help text of a command plugin, cut to what a terminal can show.
-pub fn help_text(usage: &Usage) -> String {
+pub(crate) fn help_text(usage: &Usage) -> String {
     let help = if usage.help.trim().is_empty() { &usage.about } else { &usage.help };
     help.lines().map(|l| one_line(l, MAX_MESSAGE)).collect::<Vec<_>>().join("\n")
 }

@@ -20,7 +20,7 @@ use wasmtime::{Config, Engine};
 
 /// How often the epoch advances; CPU budgets and timeouts are checked at
 /// this granularity.
-pub const TICK: Duration = Duration::from_millis(10);
+pub(crate) const TICK: Duration = Duration::from_millis(10);
 
 /// Why the process's wasm engine could not start.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -28,7 +28,7 @@ pub const TICK: Duration = Duration::from_millis(10);
 pub struct EngineError(String);
 
 /// The engine, created on first use with its ticker thread.
-pub fn engine() -> Result<&'static Engine, EngineError> {
+pub(crate) fn engine() -> Result<&'static Engine, EngineError> {
     static ENGINE: OnceLock<Result<Engine, EngineError>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
@@ -56,7 +56,7 @@ pub fn engine() -> Result<&'static Engine, EngineError> {
 }
 
 /// The directory of compiled components, created private to the user.
-pub fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
@@ -65,7 +65,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// The compiled artifact's file name for these component bytes.
-pub fn artifact_name(engine: &Engine, component_hash: &blake3::Hash) -> String {
+pub(crate) fn artifact_name(engine: &Engine, component_hash: &blake3::Hash) -> String {
     let mut hasher = Blake3Hasher(blake3::Hasher::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let compat = hasher.0.finalize().to_hex();
@@ -153,7 +153,7 @@ fn write_private(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Whether a compiled artifact is cached for these bytes.
-pub fn is_compiled(engine: &Engine, hash: &blake3::Hash) -> bool {
+pub(crate) fn is_compiled(engine: &Engine, hash: &blake3::Hash) -> bool {
     cache_dir().is_some_and(|d| d.join(artifact_name(engine, hash)).is_file())
 }
 
@@ -165,6 +165,6 @@ pub fn start_engine() -> Result<(), EngineError> {
 }
 
 /// The engine, for `vx plugin list` (whether a compiled artifact exists).
-pub fn compiled(hash: &blake3::Hash) -> bool {
+pub(crate) fn compiled(hash: &blake3::Hash) -> bool {
     engine().is_ok_and(|e| is_compiled(e, hash))
 }

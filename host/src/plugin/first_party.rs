@@ -20,7 +20,7 @@ use super::state::PluginContext;
 
 /// One component built into vx.
 #[derive(Debug)]
-pub struct FirstParty {
+pub(crate) struct FirstParty {
     /// Its name for `vx plugin add NAME` and `--report NAME`.
     pub name: &'static str,
     pub world: World,
@@ -33,7 +33,7 @@ pub struct FirstParty {
 
 impl FirstParty {
     /// The BLAKE3 of its bytes, as its pin in `vx.lock` records it.
-    pub fn hash(&self) -> blake3::Hash {
+    pub(crate) fn hash(&self) -> blake3::Hash {
         static HASHES: OnceLock<Vec<blake3::Hash>> = OnceLock::new();
         let hashes = HASHES.get_or_init(|| ALL.iter().map(|p| blake3::hash(p.bytes)).collect());
         let index = ALL.iter().position(|p| p.name == self.name).unwrap_or_default();
@@ -48,7 +48,7 @@ macro_rules! dist {
 }
 
 /// Every first-party plugin, by name.
-pub const ALL: &[FirstParty] = &[
+pub(crate) const ALL: &[FirstParty] = &[
     FirstParty {
         name: "junit",
         world: World::Reporter,
@@ -82,7 +82,7 @@ pub const ALL: &[FirstParty] = &[
 impl FirstParty {
     /// Loads it as a workspace that never added it would use it: no grant,
     /// no config, the default limits (`vx run --report junit`).
-    pub fn load(&self) -> Result<LoadedPlugin, PluginError> {
+    pub(crate) fn load(&self) -> Result<LoadedPlugin, PluginError> {
         let ctx = Arc::new(PluginContext {
             name: self.name.to_string(),
             grants: Grants::default(),
@@ -94,13 +94,13 @@ impl FirstParty {
 }
 
 /// The first-party plugin called `name`.
-pub fn by_name(name: &str) -> Option<&'static FirstParty> {
+pub(crate) fn by_name(name: &str) -> Option<&'static FirstParty> {
     ALL.iter().find(|p| p.name == name)
 }
 
 /// The first-party plugin whose bytes have this BLAKE3 (hex), if any: a
 /// pin that names one can be loaded without its file.
-pub fn by_hash(hex: &str) -> Option<&'static FirstParty> {
+pub(crate) fn by_hash(hex: &str) -> Option<&'static FirstParty> {
     ALL.iter().find(|p| p.hash().to_hex().as_str() == hex)
 }
 

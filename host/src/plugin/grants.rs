@@ -9,15 +9,15 @@ use crate::config::PluginSettings;
 use crate::config::duration::{parse_duration, parse_size};
 
 /// Default memory limit of one plugin instance.
-pub const DEFAULT_MEMORY: u64 = 256 << 20;
+pub(crate) const DEFAULT_MEMORY: u64 = 256 << 20;
 /// Default CPU time one call may use.
-pub const DEFAULT_CPU: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CPU: Duration = Duration::from_secs(10);
 /// Default wall-clock time one call may take (host calls included).
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default size of what one call may hand to vx: a report, a downloaded
 /// cache entry, an executor's task output. vx holds each in memory, so this
 /// bounds its memory whatever the plugin streams.
-pub const DEFAULT_OUTPUT: u64 = 1 << 30;
+pub(crate) const DEFAULT_OUTPUT: u64 = 1 << 30;
 
 /// A plugin's resource limits (`[plugins.NAME].limits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// What `vx plugin add` was asked to do.
 #[derive(Debug, Clone)]
-pub struct AddRequest {
+pub(crate) struct AddRequest {
     /// The component, as a path the user gave (relative to where vx runs),
     /// or the name of a first-party plugin.
     pub source: PathBuf,
@@ -26,7 +26,7 @@ pub struct AddRequest {
 
 /// A plugin that was added.
 #[derive(Debug)]
-pub struct Added {
+pub(crate) struct Added {
     pub name: String,
     pub world: World,
     pub export: String,
@@ -41,14 +41,14 @@ pub struct Added {
 
 impl Added {
     /// What the plugin requests and was not granted.
-    pub fn missing_grants(&self) -> Vec<&String> {
+    pub(crate) fn missing_grants(&self) -> Vec<&String> {
         self.info.requests.iter().filter(|r| !self.granted.contains(r)).collect()
     }
 }
 
 /// A plugin that was removed.
 #[derive(Debug)]
-pub struct Removed {
+pub(crate) struct Removed {
     /// `[cache] remote` still names it.
     pub still_cache_remote: bool,
 }
@@ -63,7 +63,7 @@ fn valid_name(name: &str) -> bool {
 /// Adds the component of `request` to the workspace that contains `cwd`:
 /// the file it names, or, when no such file exists and it is a bare name,
 /// the first-party plugin of that name built into vx (`first_party`).
-pub fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
+pub(crate) fn add(cwd: &Path, request: &AddRequest) -> Result<Added> {
     let source = cwd.join(&request.source);
     let bare = request.source.components().count() == 1 && request.source.extension().is_none();
     if bare && !source.is_file() {
@@ -97,7 +97,7 @@ fn check_name(name: &str) -> Result<()> {
 /// Adds a component given as bytes under `name`: checks that it loads with
 /// no grant, copies it to `.vx/plugins/NAME.wasm` (unless `source` is that
 /// file already), pins it and writes `[plugins.NAME]`.
-pub fn add_bytes(
+pub(crate) fn add_bytes(
     cwd: &Path,
     name: &str,
     bytes: &[u8],
@@ -163,7 +163,7 @@ fn copy_into(dest: &Path, source: Option<&Path>, bytes: &[u8]) -> Result<()> {
 
 /// Removes plugin `name` from the workspace that contains `cwd`: its
 /// `[plugins.NAME]` table, its pin and its copy; refused when none exists.
-pub fn remove(cwd: &Path, name: &str) -> Result<Removed> {
+pub(crate) fn remove(cwd: &Path, name: &str) -> Result<Removed> {
     let ws = load_workspace(cwd)?;
     let removed_table = remove_plugin_table(&ws.root, name)?;
     let removed_pin = remove_pin(&ws.root, name).map_err(|e| Error::internal(e.to_string()))?;

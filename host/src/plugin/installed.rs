@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 /// Whether a plugin's file matches its pin in `vx.lock`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PinState {
+pub(crate) enum PinState {
     /// The file could not be read; the reason.
     Unreadable(String),
     NotPinned,
@@ -35,7 +35,7 @@ impl fmt::Display for PinState {
 
 /// One configured plugin, as `vx plugin list` shows it.
 #[derive(Debug, Clone)]
-pub struct Installed {
+pub(crate) struct Installed {
     pub name: String,
     /// Relative to the workspace root when it is inside it.
     pub file: PathBuf,
@@ -53,13 +53,13 @@ pub struct Installed {
 
 impl Installed {
     /// What it requests and is not granted.
-    pub fn ungranted(&self) -> Vec<String> {
+    pub(crate) fn ungranted(&self) -> Vec<String> {
         self.requests.iter().filter(|r| !self.grants.contains(r)).cloned().collect()
     }
 }
 
 /// Every `[plugins.NAME]` of the workspace, by name.
-pub fn installed(ws: &Workspace) -> Result<Vec<Installed>> {
+pub(crate) fn installed(ws: &Workspace) -> Result<Vec<Installed>> {
     ws.plugins.iter().map(|(name, settings)| inspect(ws, name, settings)).collect()
 }
 

@@ -21,9 +21,9 @@ use super::text::{MAX_MESSAGE, one_line};
 use crate::config::PluginSettings;
 
 /// Plugin files larger than this are refused before hashing.
-pub const MAX_PLUGIN_SIZE: u64 = 256 << 20;
+pub(crate) const MAX_PLUGIN_SIZE: u64 = 256 << 20;
 /// The export versions this vx loads (wit/README.md, "Compatibility").
-pub const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report,subscribe,verb}@0.1.*";
+pub(crate) const SUPPORTED_EXPORTS: &str = "vx:plugin/{exec,cache,report,subscribe,verb}@0.1.*";
 
 /// The world a plugin implements, known from its one vx export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub fn read_plugin_file(name: &str, path: &Path) -> Result<(Vec<u8>, blake3::Has
 /// does not match its pin in `vx.lock`. A missing file whose pin names a
 /// first-party plugin (a fresh clone, `.vx/` not committed) loads vx's own
 /// copy of it: the same bytes, by their hash.
-pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Result<LoadedPlugin, PluginError> {
+pub(crate) fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Result<LoadedPlugin, PluginError> {
     let shown = settings.path.strip_prefix(root).unwrap_or(&settings.path).display().to_string();
     let repin = format!("if the new file is intended, re-pin it with `vx plugin add {shown} --name {name} --force`");
     let pin = read_pin(root, name).map_err(|m| PluginError::load(name, m.to_string()))?;
@@ -142,7 +142,11 @@ pub fn load_configured(root: &Path, name: &str, settings: &PluginSettings) -> Re
 }
 
 /// Loads a plugin from bytes with the given grants (`vx plugin add` uses none).
-pub fn load_bytes(ctx: Arc<PluginContext>, bytes: &[u8], hash: blake3::Hash) -> Result<LoadedPlugin, PluginError> {
+pub(crate) fn load_bytes(
+    ctx: Arc<PluginContext>,
+    bytes: &[u8],
+    hash: blake3::Hash,
+) -> Result<LoadedPlugin, PluginError> {
     let name = ctx.name.clone();
     check_component_header(&name, bytes)?;
     let engine = engine().map_err(|m| PluginError::load(&name, m.to_string()))?;
@@ -502,7 +506,7 @@ pub(super) fn flush_output(name: &str, state: &mut State) {
 }
 
 /// `[plugins.NAME].config` as the JSON the plugin reads through `host.config`.
-pub fn toml_to_json(table: &toml::Table) -> String {
+pub(crate) fn toml_to_json(table: &toml::Table) -> String {
     fn convert(v: &toml::Value) -> serde_json::Value {
         match v {
             toml::Value::String(s) => serde_json::Value::String(s.clone()),

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 /// The lock file's name, at the workspace root.
-pub const LOCK_FILE: &str = "vx.lock";
+pub(crate) const LOCK_FILE: &str = "vx.lock";
 
 /// Why `vx.lock` could not be read or written; the text names the file.
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error("{}: {source}", path.display())]
     Parse { path: PathBuf, source: toml_edit::TomlError },
     #[error("could not read {}: {source}", path.display())]
@@ -24,7 +24,7 @@ pub enum LockError {
 
 /// One plugin's pin.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Pin {
+pub(crate) struct Pin {
     /// Workspace-relative path of the pinned file.
     pub path: String,
     pub blake3: String,
@@ -38,7 +38,7 @@ pub struct Pin {
     pub about: Option<String>,
 }
 
-pub fn lock_path(root: &Path) -> PathBuf {
+pub(crate) fn lock_path(root: &Path) -> PathBuf {
     root.join(LOCK_FILE)
 }
 
@@ -53,7 +53,7 @@ fn read_doc(root: &Path) -> Result<DocumentMut, LockError> {
 }
 
 /// The pin of plugin `name`, if `vx.lock` has one.
-pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, LockError> {
+pub(crate) fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, LockError> {
     let doc = read_doc(root)?;
     let Some(table) = doc.get("plugins").and_then(|p| p.get(name)).and_then(Item::as_table_like) else {
         return Ok(None);
@@ -76,7 +76,7 @@ pub fn read_pin(root: &Path, name: &str) -> Result<Option<Pin>, LockError> {
 }
 
 /// Writes (or replaces) the pin of `name`, keeping the rest of the file.
-pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
+pub(crate) fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
     let mut doc = read_doc(root)?;
     let plugins = doc.entry("plugins").or_insert_with(|| {
         let mut t = Table::new();
@@ -104,7 +104,7 @@ pub fn write_pin(root: &Path, name: &str, pin: &Pin) -> Result<(), LockError> {
 /// oci://…`): the reference as given and the manifest digest it resolved
 /// to. `write_pin` replaces the whole table, so re-adding from a file
 /// drops them.
-pub fn write_pin_source(root: &Path, name: &str, source: &str, digest: &str) -> Result<(), LockError> {
+pub(crate) fn write_pin_source(root: &Path, name: &str, source: &str, digest: &str) -> Result<(), LockError> {
     let mut doc = read_doc(root)?;
     if let Some(table) = doc.get_mut("plugins").and_then(|p| p.get_mut(name)).and_then(Item::as_table_mut) {
         table["source"] = value(source);
@@ -113,16 +113,8 @@ pub fn write_pin_source(root: &Path, name: &str, source: &str, digest: &str) -> 
     write_doc(root, &doc)
 }
 
-/// The `source` and `source-digest` of `name`'s pin, when it has them.
-pub fn read_pin_source(root: &Path, name: &str) -> Result<Option<(String, String)>, LockError> {
-    let doc = read_doc(root)?;
-    let table = doc.get("plugins").and_then(|p| p.get(name));
-    let text = |k: &str| table.and_then(|t| t.get(k)).and_then(Item::as_str).map(str::to_string);
-    Ok(text("source").zip(text("source-digest")))
-}
-
 /// Removes the pin of `name`; `false` when there was none.
-pub fn remove_pin(root: &Path, name: &str) -> Result<bool, LockError> {
+pub(crate) fn remove_pin(root: &Path, name: &str) -> Result<bool, LockError> {
     let mut doc = read_doc(root)?;
     let removed = doc.get_mut("plugins").and_then(Item::as_table_mut).and_then(|t| t.remove(name)).is_some();
     if removed {

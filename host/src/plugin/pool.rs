@@ -112,7 +112,7 @@ struct Pooled {
 
 /// A plugin's idle instances, empty until the first pooled call.
 #[derive(Default)]
-pub struct InstancePool {
+pub(crate) struct InstancePool {
     idle: Mutex<Vec<Pooled>>,
     created: AtomicUsize,
 }
@@ -133,7 +133,7 @@ pub struct PoolStats {
 }
 
 impl InstancePool {
-    pub fn stats(&self) -> PoolStats {
+    pub(crate) fn stats(&self) -> PoolStats {
         PoolStats { idle: self.lock().len(), created: self.created.load(Ordering::Relaxed) }
     }
 

@@ -96,7 +96,7 @@ fn find_on_path(name: &str, path_var: &OsString) -> Option<PathBuf> {
 
 /// The grant that allows `program args`, and the file to execute; a
 /// refusal names the key that would allow it.
-pub fn check_program(
+pub(crate) fn check_program(
     plugin: &str,
     grants: &[ProgramGrant],
     program: &str,

@@ -16,7 +16,7 @@ use crate::report::{RunInfo, html, markdown, run_document};
 
 /// A reporter, ready to render a run.
 #[derive(Debug)]
-pub enum Reporter {
+pub(crate) enum Reporter {
     /// The built-in Markdown summary, unless a plugin is named `markdown`.
     Markdown,
     /// The built-in self-contained HTML page, unless a plugin is named `html`.
@@ -27,7 +27,7 @@ pub enum Reporter {
 impl Reporter {
     /// The reporter named `name` in the workspace: `markdown` or a
     /// `[plugins.NAME]` whose component is a reporter.
-    pub fn open(ws: &Workspace, name: &str) -> Result<Reporter> {
+    pub(crate) fn open(ws: &Workspace, name: &str) -> Result<Reporter> {
         match name {
             "markdown" if !ws.plugins.contains_key(name) => return Ok(Reporter::Markdown),
             "html" if !ws.plugins.contains_key(name) => return Ok(Reporter::Html),
@@ -60,7 +60,7 @@ impl Reporter {
     }
 
     /// The report of a run, as the reporter renders it.
-    pub fn render(&self, run: &RunReport<'_>, document: &serde_json::Value) -> Result<Vec<u8>> {
+    pub(crate) fn render(&self, run: &RunReport<'_>, document: &serde_json::Value) -> Result<Vec<u8>> {
         match self {
             Reporter::Markdown => Ok(markdown::render(run.summary, run.argv).into_bytes()),
             Reporter::Html => Ok(html::render(document).into_bytes()),
@@ -70,7 +70,7 @@ impl Reporter {
 
     /// Renders the run and writes it to `file`, or to stdout. `invocation`
     /// is its id in history; `exit_code` the run's.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         summary: &RunSummary,
         info: &RunInfo,
@@ -90,7 +90,7 @@ impl Reporter {
 }
 
 /// Writes a rendered report to `file`, or to stdout.
-pub fn write_report(bytes: &[u8], file: Option<&Path>) -> Result<()> {
+pub(crate) fn write_report(bytes: &[u8], file: Option<&Path>) -> Result<()> {
     match file {
         Some(path) => std::fs::write(path, bytes).map_err(|e| Error::io(format_args!("write {}", path.display()), e)),
         None => {

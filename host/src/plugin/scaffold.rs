@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 /// Writes a `world` plugin crate named `name` into `dest` (which must not
 /// exist, or be empty); returns the crate's Rust identifier (`my_report`).
-pub fn scaffold(world: World, name: &str, dest: &Path) -> Result<String> {
+pub(crate) fn scaffold(world: World, name: &str, dest: &Path) -> Result<String> {
     let body = match world {
         World::Reporter => REPORTER,
         World::CacheBackend => CACHE_BACKEND,

@@ -43,7 +43,7 @@ pub struct OutputSink {
 }
 
 /// Where an output sink's bytes go.
-pub type SinkFn = Box<dyn FnMut(StreamKind, &[u8]) + Send>;
+pub(crate) type SinkFn = Box<dyn FnMut(StreamKind, &[u8]) + Send>;
 
 impl std::fmt::Debug for OutputSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -238,7 +238,7 @@ impl State {
 
 /// The thread's CPU time so far: a call's CPU budget counts the thread
 /// that makes it.
-pub fn thread_cpu() -> Duration {
+pub(crate) fn thread_cpu() -> Duration {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map(Duration::from).unwrap_or_default()
 }
 
@@ -326,7 +326,7 @@ impl ResourceLimiter for State {
 }
 
 /// `256 MiB`, for messages.
-pub fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
 }
 

@@ -44,7 +44,7 @@ const SUBSCRIBE_EXPORT: &str = "vx:plugin/subscribe@";
 
 /// The run's subscriber plugins, fed from the bus.
 #[derive(Debug)]
-pub struct PluginSubscribers {
+pub(crate) struct PluginSubscribers {
     clock: WallClock,
     feeds: Vec<Arc<Feed>>,
     /// Tasks whose `Finished` the bus carried; the rest of the summary's
@@ -116,7 +116,7 @@ impl PluginSubscribers {
     /// queues the run's first event; `None` when the workspace has none.
     /// `started` and `origin` are one reading of the wall and monotonic
     /// clocks at the run's start.
-    pub fn start(
+    pub(crate) fn start(
         ws: &Workspace,
         argv: &[String],
         tags: &[(String, String)],
@@ -156,7 +156,7 @@ impl PluginSubscribers {
     /// Waits (bounded) for every plugin to take the run's last events, then
     /// prints one warning line for each that failed, fell behind or was
     /// still busy. Call it after the run's own output.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         let ended = Instant::now();
         for feed in &self.feeds {
             let deadline = ended + feed.call_timeout;

@@ -222,7 +222,7 @@ mod tests {
         let clock = WallClock::new(SystemTime::now(), Instant::now());
         assert!(to_wit(&Event::Output { task: "a#b", line: b"secret\n" }, &clock).is_none());
         let result = TaskResult::not_run("a#b".to_string(), TaskStatus::Skipped("dependency failed".to_string()));
-        let event = to_wit(&Event::Finished { result: &result, manifest: None }, &clock).expect("a result crosses");
+        let event = to_wit(&Event::Finished { result: &result }, &clock).expect("a result crosses");
         assert!(is_essential(&event));
         let wit::EventKind::TaskFinished(finished) = event.kind else { panic!("a task-finished event") };
         assert_eq!((finished.status, finished.message.as_deref()), (wit::Status::Skipped, Some("dependency failed")));

@@ -6,12 +6,12 @@
 //! end up in the run's output, its report and its history.
 
 /// At most this many characters of one error message are kept.
-pub const MAX_MESSAGE: usize = 1000;
+pub(crate) const MAX_MESSAGE: usize = 1000;
 
 /// `text` as one printable line: control characters (newlines and escape
 /// sequences included) are shown escaped, like `\n` or `\u{1b}`, and past
 /// `max` characters it is cut with `…`.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max + 8));
     for (i, c) in text.chars().enumerate() {
         if i == max {

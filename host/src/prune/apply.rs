@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// What to prune, and where to.
 #[derive(Debug, Clone)]
-pub struct PruneOptions {
+pub(crate) struct PruneOptions {
     /// Names of the projects to keep (with their dependencies).
     pub projects: Vec<String>,
     /// The output directory: absent or empty.
@@ -22,14 +22,14 @@ pub struct PruneOptions {
 
 /// What a prune wrote.
 #[derive(Debug, Clone)]
-pub struct Pruned {
+pub(crate) struct Pruned {
     /// The kept projects' names, sorted.
     pub projects: Vec<String>,
     /// The pruned lockfile's name, when the workspace has one.
     pub lockfile: Option<String>,
 }
 
-pub fn prune(ws: &Workspace, opts: &PruneOptions) -> Result<Pruned> {
+pub(crate) fn prune(ws: &Workspace, opts: &PruneOptions) -> Result<Pruned> {
     let keep = select::select(ws, &opts.projects)?;
     let kept_dirs: BTreeSet<String> =
         std::iter::once(".".to_string()).chain(keep.iter().map(|&p| ws.projects[p].rel_dir.clone())).collect();

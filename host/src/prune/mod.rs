@@ -25,4 +25,4 @@ mod lockfile;
 mod root;
 mod select;
 
-pub use apply::{PruneOptions, Pruned, prune};
+pub(crate) use apply::{PruneOptions, prune};

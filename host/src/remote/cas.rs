@@ -41,7 +41,7 @@ impl Reapi {
     }
 
     /// The digests among `digests` that the server does not hold.
-    pub async fn find_missing(&self, digests: &[re::Digest]) -> Result<Vec<re::Digest>, RemoteError> {
+    pub(crate) async fn find_missing(&self, digests: &[re::Digest]) -> Result<Vec<re::Digest>, RemoteError> {
         let mut missing = Vec::new();
         for part in digests.chunks(FIND_CHUNK) {
             let req = re::FindMissingBlobsRequest {
@@ -59,7 +59,7 @@ impl Reapi {
     }
 
     /// Uploads whichever of `blobs` the server lacks. Returns the bytes sent.
-    pub async fn upload(&self, blobs: Vec<(re::Digest, Vec<u8>)>) -> Result<u64, RemoteError> {
+    pub(crate) async fn upload(&self, blobs: Vec<(re::Digest, Vec<u8>)>) -> Result<u64, RemoteError> {
         let mut seen = HashSet::new();
         let blobs: Vec<_> = blobs.into_iter().filter(|(d, _)| seen.insert(d.hash.clone())).collect();
         let digests: Vec<re::Digest> = blobs.iter().map(|(d, _)| d.clone()).collect();
@@ -140,7 +140,7 @@ impl Reapi {
     }
 
     /// Downloads `digests`, each checked against its digest, keyed by hash.
-    pub async fn download(&self, digests: &[re::Digest]) -> Result<HashMap<String, Vec<u8>>, RemoteError> {
+    pub(crate) async fn download(&self, digests: &[re::Digest]) -> Result<HashMap<String, Vec<u8>>, RemoteError> {
         let mut out = HashMap::new();
         let mut batch: Vec<re::Digest> = Vec::new();
         let mut batch_size = 0;

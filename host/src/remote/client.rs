@@ -119,7 +119,7 @@ impl RemoteError {
 
 /// What the server said it can do.
 #[derive(Debug, Clone)]
-pub struct Capabilities {
+pub(crate) struct Capabilities {
     pub digest: DigestFn,
     /// The largest batch request, in bytes (capped at gRPC's 4 MiB).
     pub max_batch: usize,
@@ -129,7 +129,7 @@ pub struct Capabilities {
 
 /// A connected REAPI client; cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Reapi {
+pub(crate) struct Reapi {
     pub(super) channel: Channel,
     pub instance: String,
     headers: Arc<Vec<(AsciiMetadataKey, AsciiMetadataValue)>>,
@@ -141,7 +141,7 @@ pub struct Reapi {
 }
 
 /// The runtime every REAPI call runs on (two threads: calls are I/O).
-pub fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -156,7 +156,7 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 impl Reapi {
     /// The connection, for clients of other services on the same server
     /// (`vx worker`'s Remote Workers API); cheap to clone.
-    pub fn channel(&self) -> Channel {
+    pub(crate) fn channel(&self) -> Channel {
         self.channel.clone()
     }
 
@@ -164,7 +164,7 @@ impl Reapi {
     /// callers only (blocking threads, the CLI), never from async code.
     /// Once [`stop_calls`] was called, the call is dropped and this answers
     /// UNAVAILABLE at once; so does a call that died without answering.
-    pub fn block<T, F>(fut: F) -> Result<T, RemoteError>
+    pub(crate) fn block<T, F>(fut: F) -> Result<T, RemoteError>
     where
         F: Future<Output = Result<T, RemoteError>> + Send + 'static,
         T: Send + 'static,
@@ -185,7 +185,7 @@ impl Reapi {
     }
 
     /// Connects to `[remote]` and reads the server's capabilities.
-    pub async fn connect(settings: &RemoteSettings) -> Result<Reapi, RemoteError> {
+    pub(crate) async fn connect(settings: &RemoteSettings) -> Result<Reapi, RemoteError> {
         let endpoint = settings.endpoint.clone();
         let Some((uri, tls)) = crate::config::grpc_address(&endpoint) else {
             return Err(RemoteError::Refused(format!("[remote] endpoint `{endpoint}` is not a gRPC address")));
@@ -255,7 +255,7 @@ impl Reapi {
     }
 
     /// A request with the deadline and headers every call carries.
-    pub fn req<T>(&self, msg: T) -> tonic::Request<T> {
+    pub(crate) fn req<T>(&self, msg: T) -> tonic::Request<T> {
         let mut req = tonic::Request::new(msg);
         req.set_timeout(self.timeout);
         for (k, v) in self.headers.iter() {
@@ -268,7 +268,7 @@ impl Reapi {
     /// `grpc-timeout` header of [`req`](Self::req) is only the server's to
     /// honour, and a server that never answers must not hang vx. (Not on
     /// the channel: a streamed upload or execution may rightly outlast it.)
-    pub async fn unary<T>(
+    pub(crate) async fn unary<T>(
         &self,
         call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T, tonic::Status> {
@@ -276,7 +276,7 @@ impl Reapi {
     }
 
     /// A request without a deadline (a streamed execution lasts as long as its task).
-    pub fn req_unbounded<T>(&self, msg: T) -> tonic::Request<T> {
+    pub(crate) fn req_unbounded<T>(&self, msg: T) -> tonic::Request<T> {
         let mut req = self.req(msg);
         req.metadata_mut().remove("grpc-timeout");
         req
@@ -301,7 +301,7 @@ fn stop_flag() -> &'static (AtomicBool, Notify) {
 /// Ends every REAPI call [`Reapi::block`] waits on, now and for the rest
 /// of the process: the run was interrupted, and a lookup stalled on a slow
 /// server must not keep it from stopping.
-pub fn stop_calls() {
+pub(crate) fn stop_calls() {
     let (flag, notify) = stop_flag();
     flag.store(true, Ordering::SeqCst);
     notify.notify_waiters();
@@ -321,7 +321,7 @@ async fn stopped() {
 
 /// `call`'s message, or DEADLINE_EXCEEDED once `deadline` (plus a little
 /// for the server's own answer to arrive) has passed.
-pub async fn bounded<T>(
+pub(crate) async fn bounded<T>(
     deadline: Duration,
     call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
 ) -> Result<T, tonic::Status> {
@@ -355,7 +355,7 @@ fn headers(settings: &RemoteSettings) -> Result<Vec<(AsciiMetadataKey, AsciiMeta
 }
 
 /// An error with its causes, on one line (transport errors nest the useful part).
-pub fn source_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn source_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut cur = e.source();
     while let Some(s) = cur {

@@ -5,7 +5,7 @@ use super::re;
 /// The hash a server uses for CAS digests: SHA-256 everywhere, BLAKE3 where
 /// the server offers it (vx hashes with BLAKE3 already).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DigestFn {
+pub(crate) enum DigestFn {
     Sha256,
     Blake3,
 }
@@ -13,7 +13,7 @@ pub enum DigestFn {
 impl DigestFn {
     /// The best of the functions a server lists (an empty list means SHA-256,
     /// as REAPI servers that predate the field use).
-    pub fn choose(offered: &[i32]) -> Option<DigestFn> {
+    pub(crate) fn choose(offered: &[i32]) -> Option<DigestFn> {
         use re::digest_function::Value;
         if offered.contains(&(Value::Blake3 as i32)) {
             Some(DigestFn::Blake3)
@@ -24,14 +24,14 @@ impl DigestFn {
         }
     }
 
-    pub fn proto(self) -> i32 {
+    pub(crate) fn proto(self) -> i32 {
         match self {
             DigestFn::Sha256 => re::digest_function::Value::Sha256 as i32,
             DigestFn::Blake3 => re::digest_function::Value::Blake3 as i32,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DigestFn::Sha256 => "SHA-256",
             DigestFn::Blake3 => "BLAKE3",
@@ -39,7 +39,7 @@ impl DigestFn {
     }
 
     /// The digest of `bytes`.
-    pub fn of(self, bytes: &[u8]) -> re::Digest {
+    pub(crate) fn of(self, bytes: &[u8]) -> re::Digest {
         let hash = match self {
             DigestFn::Sha256 => {
                 use sha2::Digest as _;
@@ -51,18 +51,18 @@ impl DigestFn {
     }
 
     /// The digest of a message, with its encoding (what goes to the CAS).
-    pub fn of_message(self, msg: &impl prost::Message) -> (re::Digest, Vec<u8>) {
+    pub(crate) fn of_message(self, msg: &impl prost::Message) -> (re::Digest, Vec<u8>) {
         let bytes = msg.encode_to_vec();
         (self.of(&bytes), bytes)
     }
 
     /// The ByteStream name of a blob to read.
-    pub fn read_name(self, instance: &str, d: &re::Digest) -> String {
+    pub(crate) fn read_name(self, instance: &str, d: &re::Digest) -> String {
         format!("{}blobs/{}{}/{}", prefix(instance), self.path_part(), d.hash, d.size_bytes)
     }
 
     /// The ByteStream name of an upload (`uuid` makes concurrent uploads distinct).
-    pub fn write_name(self, instance: &str, uuid: &str, d: &re::Digest) -> String {
+    pub(crate) fn write_name(self, instance: &str, uuid: &str, d: &re::Digest) -> String {
         format!("{}uploads/{uuid}/blobs/{}{}/{}", prefix(instance), self.path_part(), d.hash, d.size_bytes)
     }
 
@@ -88,7 +88,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// `hash/size`, the way REAPI tools print a digest.
-pub fn show(d: &re::Digest) -> String {
+pub(crate) fn show(d: &re::Digest) -> String {
     format!("{}/{}", d.hash, d.size_bytes)
 }
 

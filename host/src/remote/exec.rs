@@ -30,7 +30,7 @@ const FIRST_MESSAGE_WAIT: Duration = Duration::from_secs(5);
 
 /// Everything one task needs to run remotely.
 #[derive(Debug, Clone)]
-pub struct RemoteSpec {
+pub(crate) struct RemoteSpec {
     pub argv: Vec<String>,
     /// Sorted by name (REAPI requires it).
     pub env: Vec<(String, String)>,
@@ -48,19 +48,17 @@ pub struct RemoteSpec {
 
 /// How a remote execution ended.
 #[derive(Debug)]
-pub struct Executed {
+pub(crate) struct Executed {
     pub exit_code: i32,
     /// stdout then stderr (a worker of vx's sends them interleaved as stdout).
     pub log: Vec<u8>,
     /// The server answered from its own action cache.
     pub cached: bool,
-    /// The operation's name, for messages.
-    pub operation: String,
 }
 
 /// Why a remote execution did not run to an exit code.
 #[derive(Debug, thiserror::Error)]
-pub enum ExecError {
+pub(crate) enum ExecError {
     #[error(transparent)]
     Remote(#[from] RemoteError),
     /// The server stopped it at the action's timeout.
@@ -76,11 +74,11 @@ pub enum ExecError {
 #[error(
     "the output glob `{0}` starts with a pattern; remote execution needs a fixed directory in front (like `dist/**`)"
 )]
-pub struct OutputPathError(String);
+pub(crate) struct OutputPathError(String);
 
 /// The fixed directory in front of each output glob (`dist/**` → `dist`);
 /// an error for a glob with none, since REAPI needs output paths.
-pub fn output_paths(globs: &[String]) -> Result<Vec<String>, OutputPathError> {
+pub(crate) fn output_paths(globs: &[String]) -> Result<Vec<String>, OutputPathError> {
     let mut out: Vec<String> = Vec::new();
     for glob in globs.iter().filter(|g| !g.starts_with('!')) {
         let fixed: Vec<&str> = glob
@@ -103,7 +101,7 @@ pub fn output_paths(globs: &[String]) -> Result<Vec<String>, OutputPathError> {
 impl Reapi {
     /// Runs `spec` remotely and writes its outputs under `root`. `cancel`
     /// resolving cancels the operation.
-    pub async fn execute_task(
+    pub(crate) async fn execute_task(
         &self,
         spec: RemoteSpec,
         root: PathBuf,
@@ -148,7 +146,7 @@ impl Reapi {
         blobs.push((action_digest.clone(), action_bytes));
         self.upload(blobs).await?;
 
-        let (name, response) = self.run_operation(&action_digest, spec.skip_cache_lookup, cancel).await?;
+        let response = self.run_operation(&action_digest, spec.skip_cache_lookup, cancel).await?;
         let response = response.ok_or_else(|| ExecError::Remote(RemoteError::Unavailable("cancelled".into())))?;
         if let Some(status) = response.status.as_ref().filter(|s| s.code != 0) {
             if status.code == tonic::Code::DeadlineExceeded as i32 {
@@ -166,7 +164,7 @@ impl Reapi {
             let base = root.join(&spec.working_dir);
             self.write_outputs(&result, &base, &spec.output_paths).await?;
         }
-        Ok(Executed { exit_code: result.exit_code, log, cached: response.cached_result, operation: name })
+        Ok(Executed { exit_code: result.exit_code, log, cached: response.cached_result })
     }
 
     /// Execute, streamed until done; `None` when cancelled (the remote
@@ -176,7 +174,7 @@ impl Reapi {
         action: &re::Digest,
         skip_cache_lookup: bool,
         cancel: impl std::future::Future<Output = ()>,
-    ) -> Result<(String, Option<re::ExecuteResponse>), RemoteError> {
+    ) -> Result<Option<re::ExecuteResponse>, RemoteError> {
         let mut exec = re::execution_client::ExecutionClient::new(self.channel.clone())
             .max_decoding_message_size(super::client::MAX_MESSAGE);
         let req = re::ExecuteRequest {
@@ -197,13 +195,16 @@ impl Reapi {
         loop {
             let next = tokio::select! {
                 next = stream.next() => next,
-                () = &mut cancel => return Ok((self.cancel_stream(name, &mut stream).await, None)),
+                () = &mut cancel => {
+                    self.cancel_stream(name, &mut stream).await;
+                    return Ok(None);
+                }
             };
             match next {
                 Some(Ok(op)) => {
                     name.clone_from(&op.name);
                     if op.done {
-                        return done(&name, op.result).map(|response| (name, Some(response)));
+                        return done(&name, op.result).map(Some);
                     }
                 }
                 // The stream broke off (a server restart, a proxy): resume it.
@@ -227,11 +228,11 @@ impl Reapi {
         }
     }
 
-    /// Cancels the operation of `stream`, known as `name` so far, and
-    /// returns its name. Cancelled before the server named it, it waits a
+    /// Cancels the operation of `stream`, known as `name` so far.
+    /// Cancelled before the server named it, it waits a
     /// little for the first message, or the action would run on with
     /// nobody waiting for it.
-    async fn cancel_stream(&self, mut name: String, stream: &mut tonic::Streaming<Operation>) -> String {
+    async fn cancel_stream(&self, mut name: String, stream: &mut tonic::Streaming<Operation>) {
         if name.is_empty()
             && let Ok(Some(Ok(op))) = tokio::time::timeout(FIRST_MESSAGE_WAIT, stream.next()).await
         {
@@ -240,7 +241,6 @@ impl Reapi {
         if !name.is_empty() {
             self.cancel_operation(&name).await;
         }
-        name
     }
 
     async fn cancel_operation(&self, name: &str) {
@@ -274,7 +274,7 @@ impl Reapi {
     /// Writes a result's outputs under `base` (the project directory):
     /// every path checked first, the declared output paths cleared, then
     /// files and links written.
-    pub async fn write_outputs(
+    pub(crate) async fn write_outputs(
         &self,
         result: &re::ActionResult,
         base: &Path,

@@ -32,16 +32,16 @@ mod cas;
 mod client;
 mod digest;
 mod entry;
-pub mod exec;
+pub(crate) mod exec;
 pub(crate) mod fuzz;
 mod sign;
 mod tier;
 mod tree;
 
-pub use client::{Reapi, RemoteError, bounded, runtime, stop_calls};
-pub use digest::DigestFn;
-pub use tier::ReapiTier;
-pub use tree::{Built, TreeFile, TreeLink, build};
+pub(crate) use client::{Reapi, RemoteError, bounded, runtime, stop_calls};
+pub(crate) use digest::DigestFn;
+pub(crate) use tier::ReapiTier;
+pub(crate) use tree::{TreeFile, TreeLink, build};
 
 /// The generated REAPI types, re-exported for the modules here and `vx worker`.
 pub(crate) use bazel_remote_apis::build::bazel::remote::execution::v2 as re;

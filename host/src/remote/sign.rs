@@ -10,15 +10,15 @@ use sha2::Sha256;
 use super::re;
 
 /// The variable holding the shared signing key.
-pub const SIGNING_KEY_VAR: &str = "VX_REMOTE_SIGNING_KEY";
+pub(crate) const SIGNING_KEY_VAR: &str = "VX_REMOTE_SIGNING_KEY";
 /// The `auxiliary_metadata` type of a signature.
-pub const SIGNATURE_TYPE: &str = "type.vx.dev/vx.remote.v1.Signature";
+pub(crate) const SIGNATURE_TYPE: &str = "type.vx.dev/vx.remote.v1.Signature";
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// The signing key from the environment, if one is set (an empty one is
 /// treated as unset so `VX_REMOTE_SIGNING_KEY=` does not sign with "").
-pub fn key_from_env() -> Option<Vec<u8>> {
+pub(crate) fn key_from_env() -> Option<Vec<u8>> {
     std::env::var_os(SIGNING_KEY_VAR).map(|v| v.into_encoded_bytes()).filter(|k| !k.is_empty())
 }
 
@@ -68,14 +68,14 @@ fn canonical(action: &re::Digest, result: &re::ActionResult) -> Vec<u8> {
 }
 
 /// The signature of `result` stored under `action`.
-pub fn sign(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Vec<u8> {
+pub(crate) fn sign(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Vec<u8> {
     let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes a key of any length");
     mac.update(&canonical(action, result));
     mac.finalize().into_bytes().to_vec()
 }
 
 /// Whether `result` carries a valid signature; the error says what is wrong.
-pub fn verify(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Result<(), &'static str> {
+pub(crate) fn verify(key: &[u8], action: &re::Digest, result: &re::ActionResult) -> Result<(), &'static str> {
     let sig = super::entry::aux(result, SIGNATURE_TYPE).ok_or("it is not signed")?;
     let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes a key of any length");
     mac.update(&canonical(action, result));

@@ -26,7 +26,7 @@ use crate::config::RemoteSettings;
 
 /// The remote tier over a REAPI server, connected on first use.
 #[derive(Debug)]
-pub struct ReapiTier {
+pub(crate) struct ReapiTier {
     settings: RemoteSettings,
     client: OnceLock<Result<Reapi, RemoteError>>,
     signing_key: Option<Vec<u8>>,
@@ -49,7 +49,7 @@ pub struct ReapiTier {
 const GIVEN_UP: &str = "not using the remote cache for the rest of this run";
 
 impl ReapiTier {
-    pub fn new(settings: RemoteSettings) -> ReapiTier {
+    pub(crate) fn new(settings: RemoteSettings) -> ReapiTier {
         ReapiTier {
             settings,
             client: OnceLock::new(),
@@ -342,7 +342,7 @@ impl Reapi {
     }
 
     /// The result stored under `action`, `None` when there is none.
-    pub async fn action_result(&self, action: &re::Digest) -> Result<Option<re::ActionResult>, RemoteError> {
+    pub(crate) async fn action_result(&self, action: &re::Digest) -> Result<Option<re::ActionResult>, RemoteError> {
         let req = re::GetActionResultRequest {
             instance_name: self.instance.clone(),
             action_digest: Some(action.clone()),
@@ -358,7 +358,11 @@ impl Reapi {
         }
     }
 
-    pub async fn update_action_result(&self, action: &re::Digest, result: re::ActionResult) -> Result<(), RemoteError> {
+    pub(crate) async fn update_action_result(
+        &self,
+        action: &re::Digest,
+        result: re::ActionResult,
+    ) -> Result<(), RemoteError> {
         let req = re::UpdateActionResultRequest {
             instance_name: self.instance.clone(),
             action_digest: Some(action.clone()),

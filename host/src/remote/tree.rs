@@ -15,7 +15,7 @@ use super::re;
 
 /// A file of a tree, by workspace- or root-relative path.
 #[derive(Debug, Clone)]
-pub struct TreeFile {
+pub(crate) struct TreeFile {
     pub rel: String,
     pub digest: re::Digest,
     pub executable: bool,
@@ -23,14 +23,14 @@ pub struct TreeFile {
 
 /// A symbolic link of a tree.
 #[derive(Debug, Clone)]
-pub struct TreeLink {
+pub(crate) struct TreeLink {
     pub rel: String,
     pub target: String,
 }
 
 /// A tree built for upload.
 #[derive(Debug)]
-pub struct Built {
+pub(crate) struct Built {
     pub root_digest: re::Digest,
     pub root: re::Directory,
     /// Every other directory (a `Tree`'s children).
@@ -48,7 +48,7 @@ struct Dir {
 
 /// Builds the Merkle tree of `files` and `links` (paths `/`-separated,
 /// relative, already checked by the caller).
-pub fn build(f: DigestFn, files: &[TreeFile], links: &[TreeLink]) -> Built {
+pub(crate) fn build(f: DigestFn, files: &[TreeFile], links: &[TreeLink]) -> Built {
     let mut dirs: BTreeMap<String, Dir> = BTreeMap::new();
     dirs.entry(String::new()).or_default();
     let ensure = |dirs: &mut BTreeMap<String, Dir>, path: &str| {
@@ -179,7 +179,11 @@ fn walk(
 }
 
 /// The files and links of an output directory's `Tree`, under `prefix`.
-pub fn tree_entries(f: DigestFn, tree: &re::Tree, prefix: &str) -> Result<(Vec<TreeFile>, Vec<TreeLink>), RemoteError> {
+pub(crate) fn tree_entries(
+    f: DigestFn,
+    tree: &re::Tree,
+    prefix: &str,
+) -> Result<(Vec<TreeFile>, Vec<TreeLink>), RemoteError> {
     let by_digest: HashMap<String, re::Directory> =
         tree.children.iter().map(|c| (f.of_message(c).0.hash, c.clone())).collect();
     let lookup = |d: &re::Digest| {
@@ -197,7 +201,7 @@ pub fn tree_entries(f: DigestFn, tree: &re::Tree, prefix: &str) -> Result<(Vec<T
 impl Reapi {
     /// The files and links of the input root `root`, fetching its
     /// directories level by level.
-    pub async fn fetch_tree(&self, root: &re::Digest) -> Result<(Vec<TreeFile>, Vec<TreeLink>), RemoteError> {
+    pub(crate) async fn fetch_tree(&self, root: &re::Digest) -> Result<(Vec<TreeFile>, Vec<TreeLink>), RemoteError> {
         use prost::Message;
         let mut known: HashMap<String, re::Directory> = HashMap::new();
         let mut wanted = vec![root.clone()];

@@ -9,7 +9,7 @@ use super::summary::flaky_text;
 use crate::events::{Event, RunSummary, Subscriber, TaskStatus};
 use crate::units::format_duration;
 
-pub fn github_actions() -> bool {
+pub(crate) fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
@@ -20,7 +20,7 @@ fn escape(text: &str) -> String {
 
 /// One `::error` line per task that failed or timed out, one `::warning`
 /// per flaky task.
-pub fn github_annotations(summary: &RunSummary) -> String {
+pub(crate) fn github_annotations(summary: &RunSummary) -> String {
     let mut out = String::new();
     for r in &summary.results {
         if r.is_flaky() {
@@ -47,7 +47,7 @@ pub fn github_annotations(summary: &RunSummary) -> String {
 }
 
 /// Appends `markdown` to `$GITHUB_STEP_SUMMARY` when it is set.
-pub fn github_step_summary(markdown: &str) -> std::io::Result<()> {
+pub(crate) fn github_step_summary(markdown: &str) -> std::io::Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else { return Ok(()) };
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(markdown.as_bytes())
@@ -56,7 +56,7 @@ pub fn github_step_summary(markdown: &str) -> std::io::Result<()> {
 /// After a run under GitHub Actions: the annotations on stdout and the
 /// markdown report on the job's summary page.
 #[derive(Debug)]
-pub struct GithubOutput {
+pub(crate) struct GithubOutput {
     /// The arguments as typed, for the report's heading.
     pub argv: Vec<String>,
 }

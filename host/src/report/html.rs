@@ -9,11 +9,11 @@ use serde_json::Value;
 
 const TEMPLATE: &str = include_str!("assets/report.html");
 /// The styles and the run view, shared with the dashboard.
-pub const STYLE: &str = include_str!("assets/style.css");
-pub const RUN_SCRIPT: &str = include_str!("assets/run.js");
+pub(crate) const STYLE: &str = include_str!("assets/style.css");
+pub(crate) const RUN_SCRIPT: &str = include_str!("assets/run.js");
 
 /// The page for a run's summary document.
-pub fn render(doc: &Value) -> String {
+pub(crate) fn render(doc: &Value) -> String {
     let title = doc["invocation"]["command"].as_str().unwrap_or("vx run");
     // Filled from the bottom up: each placeholder comes before all the
     // text inserted so far, so its first match is the template's own, even
@@ -27,7 +27,7 @@ pub fn render(doc: &Value) -> String {
 
 /// JSON that is safe inside `<script>`: `<` is written `\u003c`, so no
 /// string in it can close the element or open a comment.
-pub fn script_json(doc: &Value) -> String {
+pub(crate) fn script_json(doc: &Value) -> String {
     serde_json::to_string(doc).expect("a JSON value serializes").replace('<', "\\u003c")
 }
 

@@ -6,8 +6,8 @@
 //! for warnings outside a run.
 
 mod github;
-pub mod html;
-pub mod markdown;
+pub(crate) mod html;
+pub(crate) mod markdown;
 mod profile;
 mod progress;
 mod run_file;
@@ -16,14 +16,14 @@ mod style;
 mod summary;
 mod terminal;
 
-pub use github::{GithubOutput, github_actions, github_annotations, github_step_summary};
-pub use profile::{Profile, Step};
-pub use progress::StatusLine;
-pub use run_file::{
+pub(crate) use github::{GithubOutput, github_actions};
+pub(crate) use profile::{Profile, Step};
+pub(crate) use progress::StatusLine;
+pub(crate) use run_file::{
     PlannedTask, RunFile, RunInfo, RunPath, SCHEMA as RUN_SUMMARY_SCHEMA, Written, document as run_document,
     invocation_of as run_invocation, status_reason, write_file,
 };
-pub use stderr::{Stderr, warning_line};
-pub use style::{Style, color_enabled};
-pub use summary::flaky_text;
-pub use terminal::{LogOrder, LogPrefix, OutputLogs, Terminal};
+pub(crate) use stderr::Stderr;
+pub(crate) use style::{Style, color_enabled};
+pub(crate) use summary::flaky_text;
+pub(crate) use terminal::{LogOrder, LogPrefix, OutputLogs, Terminal};

@@ -25,11 +25,11 @@ use super::run_file::{RunPath, Written};
 use crate::events::{Event, Phase, Subscriber, TaskResult};
 
 /// A step that took time: its name, start and end.
-pub type Step = (&'static str, Instant, Instant);
+pub(crate) type Step = (&'static str, Instant, Instant);
 
 /// Collects the run's spans and writes the trace when it finishes.
 #[derive(Debug)]
-pub struct Profile {
+pub(crate) struct Profile {
     path: RunPath,
     origin: Instant,
     title: String,
@@ -52,7 +52,7 @@ struct State {
 impl Profile {
     /// A profile written to `path`, its times counted from `origin`;
     /// `own` are the phases vx went through before the run began.
-    pub fn new(path: RunPath, origin: Instant, title: String, own: Vec<Step>) -> Profile {
+    pub(crate) fn new(path: RunPath, origin: Instant, title: String, own: Vec<Step>) -> Profile {
         let state = Mutex::new(State { own, ..State::default() });
         Profile { path, origin, title, state, written: Written::default() }
     }

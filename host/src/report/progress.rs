@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::units::format_duration;
 
 #[derive(Debug, Default)]
-pub struct StatusLine {
+pub(crate) struct StatusLine {
     total: usize,
     done: usize,
     running: BTreeSet<String>,
@@ -28,26 +28,26 @@ pub struct StatusLine {
 }
 
 impl StatusLine {
-    pub fn new(total: usize, p50: HashMap<String, Duration>, concurrency: usize) -> StatusLine {
+    pub(crate) fn new(total: usize, p50: HashMap<String, Duration>, concurrency: usize) -> StatusLine {
         let pending = p50.values().sum();
         let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100);
         StatusLine { total, p50, pending, concurrency: concurrency.max(1), width, ..StatusLine::default() }
     }
 
-    pub fn start(&mut self, id: &str) {
+    pub(crate) fn start(&mut self, id: &str) {
         self.waiting.remove(id);
         self.running.insert(id.to_string());
     }
 
     /// A ready task waits (`Some(why)`) or no longer does.
-    pub fn waiting(&mut self, id: &str, reason: Option<&str>) {
+    pub(crate) fn waiting(&mut self, id: &str, reason: Option<&str>) {
         match reason {
             Some(why) => self.waiting.insert(id.to_string(), why.to_string()),
             None => self.waiting.remove(id),
         };
     }
 
-    pub fn finish(&mut self, id: &str) {
+    pub(crate) fn finish(&mut self, id: &str) {
         self.waiting.remove(id);
         if self.running.remove(id) || self.done < self.total {
             self.done += 1;
@@ -57,12 +57,12 @@ impl StatusLine {
         }
     }
 
-    pub fn hide(&mut self) {
+    pub(crate) fn hide(&mut self) {
         self.hidden = true;
     }
 
     /// The line as shown (no newline), cut to the terminal's width.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         if self.hidden {
             return String::new();
         }

@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 use crate::events::{CacheOutcome, Event, RunSummary, Subscriber, TaskResult, TaskStatus};
 
 /// The schema's name and version, the document's `schema` field.
-pub const SCHEMA: &str = "vx-run-summary/1";
+pub(crate) const SCHEMA: &str = "vx-run-summary/1";
 
 /// What the run was, known before it starts: the invocation and each
 /// planned task's executor and dependencies.
 #[derive(Debug, Clone)]
-pub struct RunInfo {
+pub(crate) struct RunInfo {
     /// The arguments after `vx`, as typed.
     pub args: Vec<String>,
     pub cwd: PathBuf,
@@ -38,7 +38,7 @@ pub struct RunInfo {
 
 /// A task of the plan, as the summary and the profile describe it.
 #[derive(Debug, Clone)]
-pub struct PlannedTask {
+pub(crate) struct PlannedTask {
     pub id: String,
     pub executor: String,
     pub dependencies: Vec<String>,
@@ -51,7 +51,7 @@ pub struct PlannedTask {
 /// history (set by the history recorder, which sees `RunFinished` first),
 /// or by its start time when history could not be written.
 #[derive(Debug, Clone)]
-pub struct RunPath {
+pub(crate) struct RunPath {
     pub given: Option<PathBuf>,
     pub runs_dir: PathBuf,
     pub suffix: &'static str,
@@ -60,7 +60,7 @@ pub struct RunPath {
 }
 
 impl RunPath {
-    pub fn resolve(&self) -> PathBuf {
+    pub(crate) fn resolve(&self) -> PathBuf {
         match &self.given {
             Some(file) => file.clone(),
             None => {
@@ -75,7 +75,7 @@ impl RunPath {
 /// A reader never sees half a file (a temporary file is renamed over it),
 /// but nothing is synced to disk: a report need not outlive a power cut,
 /// and an fsync would sit at the end of every run that asks for one.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, WriteFailed> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, WriteFailed> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| WriteFailed(format!("could not create {}: {e}", dir.display())))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -91,17 +91,17 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, WriteFailed> {
 /// Why a file about the run could not be written, as one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct WriteFailed(pub String);
+pub(crate) struct WriteFailed(pub String);
 
 /// A file about the run being written on a thread of its own: the summary,
 /// the profile and history's commit overlap at the end of the run instead
 /// of queueing on the engine's thread. [`Written::wait`] says where it went.
 #[derive(Debug, Default)]
-pub struct Written(Mutex<Option<std::thread::JoinHandle<Result<PathBuf, WriteFailed>>>>);
+pub(crate) struct Written(Mutex<Option<std::thread::JoinHandle<Result<PathBuf, WriteFailed>>>>);
 
 impl Written {
     /// Serializes `doc` with `render` and writes it to `path`, off this thread.
-    pub fn start(&self, path: PathBuf, doc: Value, render: fn(&Value) -> serde_json::Result<Vec<u8>>) {
+    pub(crate) fn start(&self, path: PathBuf, doc: Value, render: fn(&Value) -> serde_json::Result<Vec<u8>>) {
         let write = move || {
             let bytes = render(&doc).map_err(|e| WriteFailed(e.to_string()))?;
             write_file(&path, &bytes)
@@ -114,7 +114,7 @@ impl Written {
 
     /// Where the file went, or why it could not be written; `None` when
     /// nothing was started (the run never finished).
-    pub fn wait(&self) -> Option<Result<PathBuf, WriteFailed>> {
+    pub(crate) fn wait(&self) -> Option<Result<PathBuf, WriteFailed>> {
         let handle = self.0.lock().expect("written lock poisoned").take()?;
         Some(handle.join().unwrap_or_else(|_| Err(WriteFailed("its writer panicked".to_string()))))
     }
@@ -122,7 +122,7 @@ impl Written {
 
 /// Writes the summary when the run finishes.
 #[derive(Debug)]
-pub struct RunFile {
+pub(crate) struct RunFile {
     info: RunInfo,
     path: RunPath,
     /// Where the summary went, or why it could not be written.
@@ -130,7 +130,7 @@ pub struct RunFile {
 }
 
 impl RunFile {
-    pub fn new(info: RunInfo, path: RunPath) -> RunFile {
+    pub(crate) fn new(info: RunInfo, path: RunPath) -> RunFile {
         RunFile { info, path, written: Written::default() }
     }
 }
@@ -150,7 +150,7 @@ impl Subscriber for RunFile {
 }
 
 /// The summary document of a finished run.
-pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, exit_code: u8) -> Value {
+pub(crate) fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, exit_code: u8) -> Value {
     let planned: std::collections::HashMap<&str, &PlannedTask> =
         info.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let tasks: Vec<Value> =
@@ -177,7 +177,7 @@ pub fn document(info: &RunInfo, invocation: Option<i64>, summary: &RunSummary, e
 /// The `invocation` object of a summary document: its id in history, the
 /// wall time so far and, once the run is over, its exit code. The live
 /// document of a run in progress (`dashboard::live`) has the same one.
-pub fn invocation_of(info: &RunInfo, id: Option<i64>, wall_ms: u64, exit_code: Option<u8>) -> Value {
+pub(crate) fn invocation_of(info: &RunInfo, id: Option<i64>, wall_ms: u64, exit_code: Option<u8>) -> Value {
     json!({
         "id": id,
         "args": info.args,
@@ -223,7 +223,7 @@ fn task(info: &RunInfo, planned: Option<&PlannedTask>, r: &TaskResult) -> Value 
 
 /// Why a task failed, timed out or was skipped, as summaries and history
 /// keep it; `None` for a task that succeeded or was stopped.
-pub fn status_reason(status: &TaskStatus) -> Option<String> {
+pub(crate) fn status_reason(status: &TaskStatus) -> Option<String> {
     match status {
         TaskStatus::Failed(why) | TaskStatus::Skipped(why) => Some(why.clone()),
         TaskStatus::TimedOut(limit) => Some(format!("timed out after {}", crate::units::format_duration(*limit))),

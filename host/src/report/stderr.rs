@@ -6,7 +6,7 @@
 use crate::events::{Event, Level, Subscriber};
 
 /// The one line a warning is shown as (without its newline).
-pub fn warning_line(level: Level, source: &str, message: &str) -> String {
+pub(crate) fn warning_line(level: Level, source: &str, message: &str) -> String {
     match level {
         Level::Error => format!("{source}: error: {message}"),
         Level::Warning => format!("{source}: warning: {message}"),
@@ -16,7 +16,7 @@ pub fn warning_line(level: Level, source: &str, message: &str) -> String {
 
 /// Prints [`Event::Warning`]s to stderr and ignores everything else.
 #[derive(Debug, Default)]
-pub struct Stderr;
+pub(crate) struct Stderr;
 
 impl Subscriber for Stderr {
     fn on(&self, event: &Event<'_>) {

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 /// Whether stdout should carry ANSI colour.
-pub fn color_enabled() -> bool {
+pub(crate) fn color_enabled() -> bool {
     if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
         return false;
     }

@@ -134,7 +134,7 @@ impl RunSummary {
 
 /// `passed on attempt 2 of its tries; attempt 1: exit code 1`, for a flaky
 /// task's line in summaries and reports.
-pub fn flaky_text(r: &TaskResult) -> String {
+pub(crate) fn flaky_text(r: &TaskResult) -> String {
     let why = r.failed_attempt.as_deref().unwrap_or("failed");
     format!("passed on attempt {}; attempt {} failed: {why}", r.attempts, r.attempts - 1)
 }

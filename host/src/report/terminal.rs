@@ -15,7 +15,7 @@ use crate::events::{CacheOutcome, Event, Subscriber, TaskStatus};
 
 /// `--output-logs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OutputLogs {
+pub(crate) enum OutputLogs {
     #[default]
     Full,
     /// Only logs of tasks that ran (cache hits stay quiet).
@@ -29,7 +29,7 @@ pub enum OutputLogs {
 
 /// `--log-order`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LogOrder {
+pub(crate) enum LogOrder {
     #[default]
     Stream,
     Grouped,
@@ -39,7 +39,7 @@ pub enum LogOrder {
 /// `project#task` (`task`; `auto`, the default, is the same), or comes as
 /// the task printed it (`none`), as Turborepo's flag of that name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum LogPrefix {
+pub(crate) enum LogPrefix {
     #[default]
     Auto,
     Task,
@@ -76,7 +76,7 @@ impl std::io::Write for Sink {
 
 /// The terminal sink shared by every running task.
 #[derive(Debug)]
-pub struct Terminal {
+pub(crate) struct Terminal {
     pub style: Style,
     logs: OutputLogs,
     order: LogOrder,
@@ -98,7 +98,7 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    pub fn new(style: Style, logs: OutputLogs, order: LogOrder) -> Self {
+    pub(crate) fn new(style: Style, logs: OutputLogs, order: LogOrder) -> Self {
         Terminal {
             style,
             logs,
@@ -115,7 +115,7 @@ impl Terminal {
 
     /// Writes to standard error, without a status line: standard output
     /// carries a machine-readable report (`--verify=inputs --format json`).
-    pub fn to_stderr(mut self) -> Self {
+    pub(crate) fn on_stderr(mut self) -> Self {
         self.out = Mutex::new(Sink::Stderr(std::io::stderr()));
         self.status = None;
         self
@@ -123,20 +123,20 @@ impl Terminal {
 
     /// Says after the summary how to print a failed attempt's full log
     /// (history records the run, and keeps them).
-    pub fn with_log_hint(mut self, on: bool) -> Self {
+    pub(crate) fn with_log_hint(mut self, on: bool) -> Self {
         self.log_hint = on;
         self
     }
 
     /// Prints `--summary`'s details after the run's summary.
-    pub fn with_details(mut self, on: bool) -> Self {
+    pub(crate) fn with_details(mut self, on: bool) -> Self {
         self.details = on;
         self
     }
 
     /// Shows a status line below the output (the caller decides that
     /// stdout is a terminal).
-    pub fn with_status(mut self, status: Option<StatusLine>) -> Self {
+    pub(crate) fn with_status(mut self, status: Option<StatusLine>) -> Self {
         self.status = status.filter(|_| self.logs != OutputLogs::None && !self.github).map(Mutex::new);
         self
     }
@@ -150,7 +150,7 @@ impl Terminal {
 
     /// Groups each task's log for GitHub Actions (which needs whole blocks,
     /// so lines are held per task as with `--log-order grouped`).
-    pub fn with_github_groups(mut self, on: bool) -> Self {
+    pub(crate) fn with_github_groups(mut self, on: bool) -> Self {
         self.github = on;
         if on {
             self.order = LogOrder::Grouped;
@@ -160,7 +160,7 @@ impl Terminal {
 
     /// `--log-prefix`: `none` leaves a task's own lines as it printed
     /// them (vx's notes about the task keep the id).
-    pub fn with_prefix(mut self, prefix: LogPrefix) -> Self {
+    pub(crate) fn with_prefix(mut self, prefix: LogPrefix) -> Self {
         self.bare = prefix == LogPrefix::None;
         self
     }

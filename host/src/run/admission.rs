@@ -17,7 +17,7 @@ use crate::units::format_bytes;
 
 /// What the run may use at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub millicpus: u64,
     /// `None`: memory is not counted (`--memory unlimited`).
     pub memory: Option<u64>,
@@ -25,7 +25,7 @@ pub struct Budget {
 
 /// Why a ready task has not started.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wait {
+pub(crate) enum Wait {
     Cpus {
         need: u64,
         free: u64,
@@ -54,7 +54,7 @@ pub enum Wait {
 
 impl Wait {
     /// One line for the status line, the TUI and notes; `id` names a node.
-    pub fn text(&self, id: impl Fn(usize) -> String) -> String {
+    pub(crate) fn text(&self, id: impl Fn(usize) -> String) -> String {
         match self {
             Wait::Cpus { need, free, budget } => {
                 format!("waiting for cpus: needs {}, {} of {} free", cpus(*need), cpus(*free), cpus(*budget))
@@ -76,7 +76,7 @@ impl Wait {
 }
 
 /// Thousandths of a cpu as written in config: `2`, `0.5`.
-pub fn cpus(millicpus: u64) -> String {
+pub(crate) fn cpus(millicpus: u64) -> String {
     if millicpus.is_multiple_of(1000) {
         (millicpus / 1000).to_string()
     } else {
@@ -87,7 +87,7 @@ pub fn cpus(millicpus: u64) -> String {
 /// What is left for the tasks after this one in one pass over the ready
 /// queue: free room minus the shares of the tasks ahead that wait for it.
 #[derive(Debug, Clone, Copy)]
-pub struct Pass {
+pub(crate) struct Pass {
     millicpus: u64,
     memory: u64,
     /// The first task of the pass that waits for room.
@@ -96,13 +96,13 @@ pub struct Pass {
 
 impl Pass {
     /// Nothing more can start in this pass (every task takes some cpu).
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.millicpus == 0
     }
 }
 
 #[derive(Debug)]
-pub struct Admission {
+pub(crate) struct Admission {
     budget: Budget,
     used: Resources,
     /// The share each node holds (servers give theirs back once ready).
@@ -112,13 +112,13 @@ pub struct Admission {
 }
 
 impl Admission {
-    pub fn new(budget: Budget) -> Self {
+    pub(crate) fn new(budget: Budget) -> Self {
         let budget = Budget { millicpus: budget.millicpus.max(1), ..budget };
         Admission { budget, used: Resources { millicpus: 0, memory: 0 }, held: HashMap::new(), mutexes: HashMap::new() }
     }
 
     /// `share`, cut to the budgets: what an oversize task takes (all of it).
-    pub fn clamp(&self, share: Resources) -> Resources {
+    pub(crate) fn clamp(&self, share: Resources) -> Resources {
         Resources {
             millicpus: share.millicpus.min(self.budget.millicpus),
             memory: self.budget.memory.map_or(0, |m| share.memory.min(m)),
@@ -133,7 +133,7 @@ impl Admission {
     }
 
     /// Starts a pass over the ready queue.
-    pub fn pass(&self) -> Pass {
+    pub(crate) fn pass(&self) -> Pass {
         let free = self.free();
         Pass { millicpus: free.millicpus, memory: free.memory, first_waiting: None }
     }
@@ -141,7 +141,7 @@ impl Admission {
     /// Whether `node` may start in this pass; on success its (clamped)
     /// share is taken from the pass. A task that waits for room reserves
     /// its share from the rest of the pass.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         pass: &mut Pass,
         node: usize,
@@ -182,14 +182,14 @@ impl Admission {
 
     /// Gives back a share taken by [`Admission::check`] whose task did not
     /// start after all (its machine-wide mutex was held elsewhere).
-    pub fn untake(&self, pass: &mut Pass, share: Resources) {
+    pub(crate) fn untake(&self, pass: &mut Pass, share: Resources) {
         pass.millicpus += share.millicpus;
         pass.memory = pass.memory.saturating_add(share.memory);
     }
 
     /// `node` starts with `share` (as [`Admission::check`] returned it)
     /// and holds `mutex`.
-    pub fn take(&mut self, node: usize, share: Resources, mutex: Option<&str>) {
+    pub(crate) fn take(&mut self, node: usize, share: Resources, mutex: Option<&str>) {
         self.used.millicpus += share.millicpus;
         self.used.memory += share.memory;
         self.held.insert(node, share);
@@ -200,7 +200,7 @@ impl Admission {
 
     /// A server became ready: it gives back its cpus and memory (its
     /// dependents must not starve) and keeps its mutex.
-    pub fn give_back(&mut self, node: usize) {
+    pub(crate) fn give_back(&mut self, node: usize) {
         if let Some(share) = self.held.remove(&node) {
             self.used.millicpus -= share.millicpus;
             self.used.memory -= share.memory;
@@ -208,13 +208,13 @@ impl Admission {
     }
 
     /// `node` ended: everything it held is free again.
-    pub fn release(&mut self, node: usize) {
+    pub(crate) fn release(&mut self, node: usize) {
         self.give_back(node);
         self.mutexes.retain(|_, holder| *holder != node);
     }
 
     /// The node holding `name` in this vx.
-    pub fn holder(&self, name: &str) -> Option<usize> {
+    pub(crate) fn holder(&self, name: &str) -> Option<usize> {
         self.mutexes.get(name).copied()
     }
 }

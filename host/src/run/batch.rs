@@ -28,7 +28,7 @@ use crate::events::{Bus, Event, Phase};
 
 /// One task a batch begins.
 #[derive(Debug)]
-pub struct Item {
+pub(crate) struct Item {
     node: usize,
     id: String,
     job: Arc<CacheJob>,
@@ -39,7 +39,7 @@ pub struct Item {
 // per hit to save bytes in a short-lived Vec.
 #[expect(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub enum Made {
+pub(crate) enum Made {
     /// Restored from the cache and settled (its events emitted).
     Settled(JobResult),
     /// Begun without a hit (its lock let go): it runs the usual way from here.
@@ -51,7 +51,7 @@ pub enum Made {
 impl Shared<'_> {
     /// Whether a batch may begin `node` (see the module's documentation
     /// for which may not).
-    pub fn batchable(&self, node: usize) -> bool {
+    pub(crate) fn batchable(&self, node: usize) -> bool {
         let Some(cache) = self.cache.as_ref() else { return false };
         if !cache.reads() || cache.remote_reads() || self.opts.observe.is_some() {
             return false;
@@ -64,7 +64,7 @@ impl Shared<'_> {
     /// A [`Shared::batchable`] node as an item of a batch, with the run's
     /// cache. It runs locally, and the local executor's part of a key is
     /// known without preparing it.
-    pub fn batch_item(&self, cache: &Arc<Cache>, node: usize) -> Item {
+    pub(crate) fn batch_item(&self, cache: &Arc<Cache>, node: usize) -> Item {
         let identity = self.executors.identity(&ExecutorName::Local).unwrap_or_default();
         let job = self.cache_job(cache, node, self.task(node), ExecutorName::Local, identity);
         Item { node, id: self.graph.nodes[node].id.to_string(), job }
@@ -73,7 +73,7 @@ impl Shared<'_> {
 
 /// Begins each item in turn on the calling (blocking) thread and settles
 /// the hits, as `Job::run` would have; stops beginning once `cancelled`.
-pub fn run(items: Vec<Item>, events: &Bus, cancelled: &AtomicBool) -> Vec<Made> {
+pub(crate) fn run(items: Vec<Item>, events: &Bus, cancelled: &AtomicBool) -> Vec<Made> {
     items
         .into_iter()
         .map(|item| {
@@ -102,7 +102,7 @@ fn settle_hit(item: &Item, mut begun: Begun, events: &Bus) -> Made {
         return Made::Begun(item.node, Box::new(begun));
     };
     let result = hit_result(id, begun.began, tier, Some(key.0));
-    events.emit(Event::Finished { result: &result, manifest: Some(&manifest) });
+    events.emit(Event::Finished { result: &result });
     // The task's lock (in `begun`) is let go only now that it is settled.
     drop(begun);
     Made::Settled((item.node, result, Some(manifest)))

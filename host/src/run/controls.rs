@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 /// The requests of one run's front end.
 #[derive(Debug)]
-pub struct Controls {
+pub(crate) struct Controls {
     /// The pty of each interactive task that is running, by task id.
     inputs: Mutex<HashMap<String, std::fs::File>>,
     restart_tx: mpsc::UnboundedSender<String>,
@@ -33,17 +33,17 @@ impl Default for Controls {
 
 impl Controls {
     /// An interactive task's terminal is open for input.
-    pub fn open_input(&self, task: &str, pty: std::fs::File) {
+    pub(crate) fn open_input(&self, task: &str, pty: std::fs::File) {
         self.inputs.lock().expect("inputs lock poisoned").insert(task.to_string(), pty);
     }
 
     /// The task ended: nothing can be typed into it any more.
-    pub fn close_input(&self, task: &str) {
+    pub(crate) fn close_input(&self, task: &str) {
         self.inputs.lock().expect("inputs lock poisoned").remove(task);
     }
 
     /// Whether `task` takes input now.
-    pub fn takes_input(&self, task: &str) -> bool {
+    pub(crate) fn takes_input(&self, task: &str) -> bool {
         self.inputs.lock().expect("inputs lock poisoned").contains_key(task)
     }
 
@@ -61,13 +61,13 @@ impl Controls {
     }
 
     /// Asks the engine to restart `task` (a persistent task).
-    pub fn restart(&self, task: &str) {
+    pub(crate) fn restart(&self, task: &str) {
         // The session is gone only when the run is over; nothing to restart then.
         let _ = self.restart_tx.send(task.to_string());
     }
 
     /// The engine's end of the restart requests (once).
-    pub fn take_restarts(&self) -> Option<mpsc::UnboundedReceiver<String>> {
+    pub(crate) fn take_restarts(&self) -> Option<mpsc::UnboundedReceiver<String>> {
         self.restart_rx.lock().expect("restart lock poisoned").take()
     }
 }

@@ -35,7 +35,7 @@ use crate::inputs::OutputGlobs;
 
 /// `--download`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Download {
+pub(crate) enum Download {
     /// Every hit's outputs (vx before `--download`).
     All,
     /// The outputs of the tasks named on the command line, and of those
@@ -47,7 +47,7 @@ pub enum Download {
 }
 
 impl Download {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Download::All => "all",
             Download::Needed => "needed",
@@ -57,7 +57,7 @@ impl Download {
 
     /// Whether a remote hit of a task fetches its outputs at once; `target`
     /// is whether the task was named on the command line.
-    pub fn fetches_at_once(self, target: bool) -> bool {
+    pub(crate) fn fetches_at_once(self, target: bool) -> bool {
         match self {
             Download::All => true,
             Download::Needed => target,
@@ -68,7 +68,7 @@ impl Download {
 
 /// The run's remote hits whose outputs are still on the server, by node.
 #[derive(Debug, Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     tasks: Mutex<HashMap<usize, Arc<Left>>>,
 }
 
@@ -91,7 +91,15 @@ struct Left {
 impl Pending {
     /// Records a hit restored without its outputs (`entry` has an empty
     /// archive and lists them).
-    pub fn leave(&self, node: usize, id: &str, key: &CacheKey, dirs: (PathBuf, PathBuf), task: &Task, entry: &Entry) {
+    pub(crate) fn leave(
+        &self,
+        node: usize,
+        id: &str,
+        key: &CacheKey,
+        dirs: (PathBuf, PathBuf),
+        task: &Task,
+        entry: &Entry,
+    ) {
         let (root, project_dir) = dirs;
         let anchored = OutputGlobs::split(&task.outputs).has_anchored();
         let prefix = project_dir.strip_prefix(&root).unwrap_or(std::path::Path::new("")).to_path_buf();
@@ -124,7 +132,7 @@ impl Pending {
     /// The task of `node` is being keyed again (a later cycle of `vx
     /// watch`): whatever it left on the server before is not its output
     /// any more, and must never be restored over what it makes now.
-    pub fn forget(&self, node: usize) {
+    pub(crate) fn forget(&self, node: usize) {
         let mut tasks = self.tasks.lock().expect("pending lock poisoned");
         if !tasks.is_empty() {
             tasks.remove(&node);
@@ -191,7 +199,7 @@ impl Left {
 }
 
 /// Every task `node` depends on, directly or not.
-pub fn upstream(graph: &TaskGraph, node: usize) -> Vec<usize> {
+pub(crate) fn upstream(graph: &TaskGraph, node: usize) -> Vec<usize> {
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<usize> = graph.deps[node].clone();
     while let Some(n) = stack.pop() {

@@ -37,7 +37,7 @@ use crate::guard::{Groups, grace_period, hurry, signal_group, stop_group};
 
 /// What a cycle produced.
 #[derive(Debug)]
-pub struct RunOutcome {
+pub(crate) struct RunOutcome {
     pub summary: RunSummary,
     /// Set when vx was interrupted (it decides the exit code).
     pub interrupted: Option<ErrorKind>,
@@ -47,13 +47,13 @@ pub struct RunOutcome {
 
 impl RunOutcome {
     /// The exit code of the run: the signal's, 1 when a task failed, else 0.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         self.summary.exit_code(self.interrupted)
     }
 }
 
 /// Runs the whole graph once (`vx run`).
-pub async fn execute(
+pub(crate) async fn execute(
     ws: &Workspace,
     graph: &TaskGraph,
     opts: &RunOptions,
@@ -78,7 +78,7 @@ struct Server {
 }
 
 #[derive(Debug)]
-pub struct Session<'w> {
+pub(crate) struct Session<'w> {
     shared: Shared<'w>,
     /// `vx watch`: servers stay up between cycles.
     keep_servers: bool,
@@ -155,7 +155,7 @@ impl Cycle<'_> {
 }
 
 impl<'w> Session<'w> {
-    pub fn new(
+    pub(crate) fn new(
         ws: &'w Workspace,
         graph: &'w TaskGraph,
         opts: RunOptions,
@@ -239,25 +239,25 @@ impl<'w> Session<'w> {
     }
 
     /// The run's event bus (for notes from `vx watch`).
-    pub fn events(&self) -> &Bus {
+    pub(crate) fn events(&self) -> &Bus {
         &self.shared.events
     }
 
     /// Ids of the persistent tasks running now.
-    pub fn running_servers(&self) -> Vec<String> {
+    pub(crate) fn running_servers(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.servers.keys().map(|&n| self.shared.graph.nodes[n].id.to_string()).collect();
         ids.sort();
         ids
     }
 
     /// The key each node last ran with.
-    pub fn key_of(&self, node: usize) -> Option<CacheKey> {
+    pub(crate) fn key_of(&self, node: usize) -> Option<CacheKey> {
         self.shared.key_of(node)
     }
 
     /// Waits for a server to end on its own (a crash while idle); returns
     /// its id and result.
-    pub async fn server_ended(&mut self) -> Option<(String, TaskResult)> {
+    pub(crate) async fn server_ended(&mut self) -> Option<(String, TaskResult)> {
         loop {
             let (generation, (node, result, _)) = self.ended_rx.recv().await?;
             if self.servers.get(&node).is_some_and(|s| s.generation == generation) {
@@ -269,7 +269,7 @@ impl<'w> Session<'w> {
     }
 
     /// Stops one server with the kill ladder and waits until it is gone.
-    pub async fn stop_server(&mut self, node: usize) {
+    pub(crate) async fn stop_server(&mut self, node: usize) {
         if let Some(server) = self.servers.remove(&node) {
             server.stop.notify_one();
             let _ = server.handle.await;
@@ -284,7 +284,7 @@ impl<'w> Session<'w> {
     }
 
     /// Stops every server, closes the guard and saves the cache's index.
-    pub async fn shutdown(mut self) {
+    pub(crate) async fn shutdown(mut self) {
         let nodes: Vec<usize> = self.servers.keys().copied().collect();
         for node in nodes {
             self.stop_server(node).await;
@@ -298,7 +298,11 @@ impl<'w> Session<'w> {
 
     /// Walks the graph once: every node when `subset` is `None`, else only
     /// the marked ones (the rest count as done, with their recorded keys).
-    pub async fn run_cycle(&mut self, subset: Option<&BTreeSet<usize>>, signals: &mut Signals) -> Result<RunOutcome> {
+    pub(crate) async fn run_cycle(
+        &mut self,
+        subset: Option<&BTreeSet<usize>>,
+        signals: &mut Signals,
+    ) -> Result<RunOutcome> {
         let graph = self.shared.graph;
         let member: Vec<bool> = (0..graph.len()).map(|n| subset.is_none_or(|s| s.contains(&n))).collect();
         let planned: Vec<String> = graph

@@ -28,11 +28,11 @@ const LOG_TAIL_LINES: usize = 20;
 const LOG_TAIL_BYTES: usize = 4096;
 
 /// What a job hands back: its node, its result and its key's manifest.
-pub type JobResult = (usize, TaskResult, Option<KeyManifest>);
+pub(crate) type JobResult = (usize, TaskResult, Option<KeyManifest>);
 
 /// What every job of a session shares.
 #[derive(Debug)]
-pub struct Shared<'w> {
+pub(crate) struct Shared<'w> {
     pub ws: &'w Workspace,
     pub graph: &'w TaskGraph,
     pub opts: RunOptions,
@@ -54,7 +54,7 @@ pub struct Shared<'w> {
 
 /// One task to run, with everything it needs owned.
 #[derive(Debug)]
-pub struct Job {
+pub(crate) struct Job {
     pub attempt: Attempt,
     pub cache: Option<Arc<CacheJob>>,
     pub executor: Chosen,
@@ -74,7 +74,7 @@ pub struct Job {
 }
 
 impl<'w> Shared<'w> {
-    pub fn task(&self, node: usize) -> &'w Task {
+    pub(crate) fn task(&self, node: usize) -> &'w Task {
         let n = &self.graph.nodes[node];
         &self.ws.projects[n.project].tasks[&n.id.task]
     }
@@ -84,7 +84,7 @@ impl<'w> Shared<'w> {
     }
 
     /// Prepares node's job; an error says why the task cannot run.
-    pub fn prepare(&self, node: usize) -> Result<Job, Refused> {
+    pub(crate) fn prepare(&self, node: usize) -> Result<Job, Refused> {
         let graph = self.graph;
         let n = &graph.nodes[node];
         let project = &self.ws.projects[n.project];
@@ -154,7 +154,7 @@ impl<'w> Shared<'w> {
     /// What node's cache steps need, with the cache `c` in use:
     /// `executor_name` runs it, and `executor_config` is that executor's
     /// part of the key.
-    pub fn cache_job(
+    pub(crate) fn cache_job(
         &self,
         c: &Arc<Cache>,
         node: usize,
@@ -214,7 +214,7 @@ impl<'w> Shared<'w> {
     }
 
     /// The key a node would get now (its dependencies' keys as recorded).
-    pub async fn key_now(&self, node: usize) -> Option<CacheKey> {
+    pub(crate) async fn key_now(&self, node: usize) -> Option<CacheKey> {
         let cache = self.cache.clone()?;
         let graph = self.graph;
         let deps: Option<Vec<(String, CacheKey)>> = {
@@ -236,7 +236,7 @@ impl<'w> Shared<'w> {
     }
 
     /// The key each node last ran with.
-    pub fn key_of(&self, node: usize) -> Option<CacheKey> {
+    pub(crate) fn key_of(&self, node: usize) -> Option<CacheKey> {
         self.keys.lock().expect("keys lock poisoned")[node].clone()
     }
 }
@@ -267,7 +267,7 @@ struct Looked {
 impl Job {
     /// Runs the task (or restores it from the cache). Returns its node, its
     /// result and the manifest of its key, when it has one.
-    pub async fn run(mut self) -> JobResult {
+    pub(crate) async fn run(mut self) -> JobResult {
         if self.group {
             return self.settle_group().await;
         }
@@ -610,13 +610,13 @@ impl Job {
 
     /// Tells the run the task is settled.
     fn record(self, result: TaskResult, manifest: Option<KeyManifest>) -> JobResult {
-        self.attempt.events.emit(Event::Finished { result: &result, manifest: manifest.as_ref() });
+        self.attempt.events.emit(Event::Finished { result: &result });
         (self.attempt.node, result, manifest)
     }
 }
 
 /// The result of a task restored from the cache (`tier`), begun at `start`.
-pub fn hit_result(id: &str, start: Instant, tier: CacheOutcome, key: Option<String>) -> TaskResult {
+pub(crate) fn hit_result(id: &str, start: Instant, tier: CacheOutcome, key: Option<String>) -> TaskResult {
     TaskResult {
         id: id.to_string(),
         status: TaskStatus::Succeeded,
@@ -655,7 +655,11 @@ fn failure(status: &TaskStatus) -> Option<String> {
 
 /// Each dependency's outputs of `node` as (directory, globs over it): its
 /// project's, and its root-anchored ones over the workspace root.
-pub fn dependency_outputs(ws: &Workspace, graph: &TaskGraph, node: usize) -> Vec<(std::path::PathBuf, Vec<String>)> {
+pub(crate) fn dependency_outputs(
+    ws: &Workspace,
+    graph: &TaskGraph,
+    node: usize,
+) -> Vec<(std::path::PathBuf, Vec<String>)> {
     graph.deps[node]
         .iter()
         .flat_map(|&d| {

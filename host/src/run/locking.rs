@@ -12,7 +12,7 @@ use crate::graph::TaskGraph;
 
 /// The graph as the locks see it, owned so that a job can keep it.
 #[derive(Debug)]
-pub struct LockGraph {
+pub(crate) struct LockGraph {
     deps: Vec<Vec<usize>>,
     ids: Vec<String>,
     /// Whether another vx may clear or restore the node's outputs: it
@@ -21,7 +21,7 @@ pub struct LockGraph {
 }
 
 impl LockGraph {
-    pub fn new(ws: &Workspace, graph: &TaskGraph) -> LockGraph {
+    pub(crate) fn new(ws: &Workspace, graph: &TaskGraph) -> LockGraph {
         let writes = graph
             .nodes
             .iter()
@@ -34,7 +34,7 @@ impl LockGraph {
     }
 
     /// The tasks whose outputs `node` may read, sorted.
-    pub fn read_by(&self, node: usize) -> Vec<String> {
+    pub(crate) fn read_by(&self, node: usize) -> Vec<String> {
         let mut seen = vec![false; self.ids.len()];
         let mut stack = self.deps[node].clone();
         let mut out = Vec::new();
@@ -55,7 +55,7 @@ impl LockGraph {
 /// What a job needs to take its locks: the workspace root (locks live
 /// under its `.vx/locks/`) and the graph.
 #[derive(Debug, Clone)]
-pub struct Locking {
+pub(crate) struct Locking {
     pub root: PathBuf,
     pub graph: Arc<LockGraph>,
 }

@@ -20,10 +20,10 @@ use nix::fcntl::{Flock, FlockArg};
 use tokio::sync::mpsc;
 
 /// A lock a waiting thread took for the engine.
-pub type Delivered = (String, Flock<File>);
+pub(crate) type Delivered = (String, Flock<File>);
 
 #[derive(Debug)]
-pub struct MachineMutexes {
+pub(crate) struct MachineMutexes {
     /// `None` when the directory cannot be made: mutexes then hold only
     /// within this vx, as before (and a warning says so once).
     dir: Option<PathBuf>,
@@ -37,7 +37,7 @@ pub struct MachineMutexes {
 }
 
 /// The directory of the machine-wide locks.
-pub fn lock_dir() -> PathBuf {
+pub(crate) fn lock_dir() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("vx/mutex"),
         None => std::env::temp_dir().join(format!("vx-{}/mutex", nix::unistd::getuid())),
@@ -45,7 +45,7 @@ pub fn lock_dir() -> PathBuf {
 }
 
 impl MachineMutexes {
-    pub fn new(tx: mpsc::UnboundedSender<Delivered>) -> Self {
+    pub(crate) fn new(tx: mpsc::UnboundedSender<Delivered>) -> Self {
         MachineMutexes { dir: None, held: HashMap::new(), pool: HashMap::new(), waiting: HashSet::new(), tx }
     }
 
@@ -69,7 +69,7 @@ impl MachineMutexes {
     /// Takes `name` for `node` without blocking. `Err` carries the pid of
     /// the process holding it (when known); a thread then waits for it
     /// and the engine hears on its channel when to ask again.
-    pub fn try_take(&mut self, node: usize, name: &str) -> Result<(), Option<u32>> {
+    pub(crate) fn try_take(&mut self, node: usize, name: &str) -> Result<(), Option<u32>> {
         if let Some(lock) = self.pool.remove(name) {
             self.held.insert(node, lock);
             return Ok(());
@@ -111,18 +111,18 @@ impl MachineMutexes {
     }
 
     /// A waiting thread took `name`: it is kept for the task that wants it.
-    pub fn deliver(&mut self, (name, lock): Delivered) {
+    pub(crate) fn deliver(&mut self, (name, lock): Delivered) {
         self.waiting.remove(&name);
         self.pool.insert(name, lock);
     }
 
     /// `node` ended (or did not start): its lock is released.
-    pub fn release(&mut self, node: usize) {
+    pub(crate) fn release(&mut self, node: usize) {
         self.held.remove(&node);
     }
 
     /// Locks taken for tasks that no longer want them (the cycle ended).
-    pub fn drop_unused(&mut self) {
+    pub(crate) fn drop_unused(&mut self) {
         self.pool.clear();
     }
 }

@@ -7,7 +7,7 @@ use crate::graph::ContinueMode;
 use crate::report::{LogOrder, OutputLogs};
 
 #[derive(Debug, Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// `--concurrency`: the cpus tasks may hold at once (at least 1; a task
     /// without `resources` holds one).
     pub concurrency: usize,
@@ -44,7 +44,7 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// The budgets admission shares between tasks.
-    pub fn budget(&self) -> super::Budget {
+    pub(crate) fn budget(&self) -> super::Budget {
         super::Budget { millicpus: self.concurrency.max(1) as u64 * 1000, memory: self.memory }
     }
 }

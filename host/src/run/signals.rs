@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The signals that stop a run. SIGHUP is left alone when vx was started
 /// with it ignored (`nohup`), so vx keeps that promise to its caller.
 #[derive(Debug)]
-pub struct Signals {
+pub(crate) struct Signals {
     source: Source,
 }
 
@@ -26,7 +26,7 @@ enum Source {
 }
 
 impl Signals {
-    pub fn install() -> Result<Signals> {
+    pub(crate) fn install() -> Result<Signals> {
         let make = |kind| signal(kind).map_err(|e| Error::io("install signal handlers", e));
         let hup = if sighup_ignored() { None } else { Some(make(SignalKind::hangup())?) };
         Ok(Signals {
@@ -36,14 +36,14 @@ impl Signals {
 
     /// Signals that arrive when the test sends them.
     #[cfg(test)]
-    pub fn sent() -> (Signals, tokio::sync::mpsc::UnboundedSender<ErrorKind>) {
+    pub(crate) fn sent() -> (Signals, tokio::sync::mpsc::UnboundedSender<ErrorKind>) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         (Signals { source: Source::Sent(rx) }, tx)
     }
 
     /// The next signal; the process is marked as stopping
     /// (`sys::request_stop`), so that plugin calls in flight give up.
-    pub async fn recv(&mut self) -> ErrorKind {
+    pub(crate) async fn recv(&mut self) -> ErrorKind {
         let (int, term, hup) = match &mut self.source {
             Source::Os { int, term, hup } => (int, term, hup),
             #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::events::{Bus, CacheOutcome, Event, Phase};
 
 /// Enough to compute a task's key, look it up and store its result.
 #[derive(Debug)]
-pub struct CacheJob {
+pub(crate) struct CacheJob {
     pub cache: Arc<Cache>,
     pub root: PathBuf,
     pub project_dir: PathBuf,
@@ -49,7 +49,7 @@ enum Keyed {
 type Found = (Result<Option<(Box<crate::cache::Entry>, CacheOutcome)>, String>, Option<Instant>);
 
 /// What [`CacheJob::begin`] did on one blocking thread.
-pub struct Begun {
+pub(crate) struct Begun {
     /// When it began: the task's start, for its duration and spans.
     pub began: Instant,
     /// The task's lock, when it was free (or could not be made: `None`).
@@ -66,7 +66,7 @@ pub struct Begun {
 
 impl Begun {
     /// Whether [`CacheJob::begin`] found and restored a hit.
-    pub fn is_hit(&self) -> bool {
+    pub(crate) fn is_hit(&self) -> bool {
         matches!(&self.looked, Some((_, (Ok(Some(_)), _))))
     }
 
@@ -74,7 +74,7 @@ impl Begun {
     /// begins many more tasks than may run, and each lock held is an open
     /// file. The key is kept; a clean miss is looked up again once the lock
     /// is taken again, since another vx may have stored the task meanwhile.
-    pub fn release_lock(&mut self) {
+    pub(crate) fn release_lock(&mut self) {
         if self.lock.take().is_some() {
             self.released = true;
         }
@@ -119,7 +119,7 @@ impl CacheJob {
     }
 
     /// The task's declared input globs that matched no file of `manifest`.
-    pub fn unmatched_inputs(&self, manifest: &KeyManifest) -> Vec<String> {
+    pub(crate) fn unmatched_inputs(&self, manifest: &KeyManifest) -> Vec<String> {
         let Some(inputs) = &self.task.inputs else { return Vec::new() };
         let project = self.project_dir.strip_prefix(&self.root).unwrap_or(std::path::Path::new(""));
         crate::inputs::unmatched_inputs(inputs, &project.to_string_lossy(), &manifest.files.0)
@@ -164,7 +164,7 @@ impl CacheJob {
     /// blocking thread: [`CacheJob::begin_blocking`]. A fully cached run is
     /// thousands of these; a trip per step cost more in thread wake-ups
     /// than the steps themselves.
-    pub async fn begin(self: &Arc<Self>, node: usize, id: &str, look: bool) -> Begun {
+    pub(crate) async fn begin(self: &Arc<Self>, node: usize, id: &str, look: bool) -> Begun {
         let (job, owned_id) = (self.clone(), id.to_string());
         let begun = tokio::task::spawn_blocking(move || job.begin_blocking(node, &owned_id, look)).await;
         begun.unwrap_or_else(|e| Begun {
@@ -182,7 +182,7 @@ impl CacheJob {
     /// key up and restores a hit, on the calling (blocking) thread. When
     /// another vx holds the lock nothing else is done (`contended`): the
     /// caller waits for it and goes the slow way.
-    pub fn begin_blocking(&self, node: usize, id: &str, look: bool) -> Begun {
+    pub(crate) fn begin_blocking(&self, node: usize, id: &str, look: bool) -> Begun {
         let began = Instant::now();
         let lock = match super::task_lock::try_acquire(&self.root, id) {
             Err(super::task_lock::Held) => {
@@ -199,13 +199,19 @@ impl CacheJob {
     }
 
     /// The key [`CacheJob::begin`] computed, its note emitted.
-    pub fn begun_key(&self, begun: &mut Begun, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
+    pub(crate) fn begun_key(&self, begun: &mut Begun, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
         settle_key(begun.key.take()?, id, events)
     }
 
     /// The lookup [`CacheJob::begin`] made, reported as [`CacheJob::try_hit`]
     /// reports its own; `None` when it made none.
-    pub fn begun_hit(&self, begun: &mut Begun, id: &str, key: &CacheKey, events: &Bus) -> Option<Option<CacheOutcome>> {
+    pub(crate) fn begun_hit(
+        &self,
+        begun: &mut Begun,
+        id: &str,
+        key: &CacheKey,
+        events: &Bus,
+    ) -> Option<Option<CacheOutcome>> {
         let (looking, found) = begun.looked.take()?;
         Some(report_hit(id, key, looking, Ok(found), events))
     }
@@ -213,7 +219,12 @@ impl CacheJob {
     /// Computes the key once the dependencies' keys are known; records it
     /// for the dependents. `None` when it cannot be had (a dependency has
     /// none, or an input could not be read), with a note in the latter.
-    pub async fn compute_key(self: &Arc<Self>, node: usize, id: &str, events: &Bus) -> Option<(CacheKey, KeyManifest)> {
+    pub(crate) async fn compute_key(
+        self: &Arc<Self>,
+        node: usize,
+        id: &str,
+        events: &Bus,
+    ) -> Option<(CacheKey, KeyManifest)> {
         self.dependency_keys()?;
         let (job, owned_id) = (self.clone(), id.to_string());
         let keyed = tokio::task::spawn_blocking(move || job.key_blocking(node, &owned_id))
@@ -225,7 +236,7 @@ impl CacheJob {
     /// Looks the key up and restores a hit, emitting `CacheHit`. A corrupt
     /// entry or a refused restore is a warning and a miss. Both steps are
     /// timed where they run and reported as spans once back here.
-    pub async fn try_hit(self: &Arc<Self>, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
+    pub(crate) async fn try_hit(self: &Arc<Self>, id: &str, key: &CacheKey, events: &Bus) -> Option<CacheOutcome> {
         let (job, key_owned, owned_id) = (self.clone(), key.clone(), id.to_string());
         let looking = Instant::now();
         let found = tokio::task::spawn_blocking(move || job.hit_blocking(&owned_id, &key_owned))
@@ -245,7 +256,7 @@ impl CacheJob {
     }
 
     /// Stores a success; a failure to store is a note, not a failed task.
-    pub async fn store(
+    pub(crate) async fn store(
         &self,
         id: &str,
         key: CacheKey,

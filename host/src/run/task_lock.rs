@@ -39,19 +39,19 @@ use nix::fcntl::{Flock, FlockArg};
 
 /// Held until dropped.
 #[derive(Debug)]
-pub struct TaskLock {
+pub(crate) struct TaskLock {
     _lock: Flock<File>,
 }
 
 /// Shared locks of the tasks a running task depends on; held until dropped.
 #[derive(Debug, Default)]
-pub struct Readers {
+pub(crate) struct Readers {
     _locks: Vec<Flock<File>>,
 }
 
 /// Another vx process holds the task's lock.
 #[derive(Debug)]
-pub struct Held;
+pub(crate) struct Held;
 
 /// The lock file of task `id`, made if missing; `None` when it cannot be
 /// (a read-only `.vx`, say): the task then runs unguarded, as before
@@ -110,7 +110,7 @@ fn lock_path(root: &Path, id: &str) -> PathBuf {
 
 /// Takes the lock of task `id` if it is free, on the calling thread.
 /// `Ok(None)` when the lock file cannot be made (see [`open`]).
-pub fn try_acquire(root: &Path, id: &str) -> Result<Option<TaskLock>, Held> {
+pub(crate) fn try_acquire(root: &Path, id: &str) -> Result<Option<TaskLock>, Held> {
     let Some(file) = open(root, id) else { return Ok(None) };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(lock) => Ok(Some(TaskLock { _lock: lock })),
@@ -125,7 +125,7 @@ const POLL: Duration = Duration::from_millis(50);
 
 /// How a wait for a task's lock ended.
 #[derive(Debug)]
-pub enum Waited {
+pub(crate) enum Waited {
     /// Taken (`None`: the lock file cannot be made, see [`open`]).
     Locked(Option<TaskLock>),
     /// vx is stopping.
@@ -137,7 +137,12 @@ pub enum Waited {
 /// Waits for the lock of task `id` in the workspace at `root`, calling
 /// `waiting` once with the holder's pid (when it wrote one) if it has to
 /// wait; gives up when `cancelled` is set.
-pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: impl FnOnce(Option<u32>)) -> Waited {
+pub(crate) async fn acquire(
+    root: &Path,
+    id: &str,
+    cancelled: &AtomicBool,
+    waiting: impl FnOnce(Option<u32>),
+) -> Waited {
     let mut waiting = Some(waiting);
     let path = lock_path(root, id);
     loop {
@@ -170,7 +175,7 @@ pub async fn acquire(root: &Path, id: &str, cancelled: &AtomicBool, waiting: imp
 /// calling `waiting` once with the first such task and its holder's pid.
 /// `None` when vx is stopping. A lock file that cannot be made, or one
 /// held by the ancestor this vx runs inside, is passed over.
-pub async fn share(
+pub(crate) async fn share(
     root: &Path,
     ids: &[String],
     cancelled: &AtomicBool,

@@ -21,7 +21,7 @@ use crate::graph::TaskGraph;
 
 /// How a file of one task's outputs compares across the two runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Difference {
+pub(crate) enum Difference {
     /// The two copies differ, first at this byte (0-based).
     Bytes {
         path: String,
@@ -51,7 +51,7 @@ fn outputs_of(ws: &Workspace, graph: &TaskGraph, node: usize) -> std::io::Result
 
 /// The first run's outputs of every requested task, copied aside.
 #[derive(Debug)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     dir: PathBuf,
     /// Per requested node: the workspace-relative paths it wrote.
     files: Vec<(usize, BTreeSet<String>)>,
@@ -59,7 +59,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Copies the outputs of `graph.roots` under `dir` (made empty first).
-    pub fn take(ws: &Workspace, graph: &TaskGraph, dir: &Path) -> std::io::Result<Snapshot> {
+    pub(crate) fn take(ws: &Workspace, graph: &TaskGraph, dir: &Path) -> std::io::Result<Snapshot> {
         let _ = std::fs::remove_dir_all(dir);
         std::fs::create_dir_all(dir)?;
         let mut files = Vec::new();
@@ -78,7 +78,7 @@ impl Snapshot {
 
     /// Each requested task's differences between the copies and what is on
     /// disk now; tasks without any are left out.
-    pub fn compare(&self, ws: &Workspace, graph: &TaskGraph) -> std::io::Result<Vec<(String, Vec<Difference>)>> {
+    pub(crate) fn compare(&self, ws: &Workspace, graph: &TaskGraph) -> std::io::Result<Vec<(String, Vec<Difference>)>> {
         let mut report = Vec::new();
         for (node, first) in &self.files {
             let now = outputs_of(ws, graph, *node)?;

@@ -25,7 +25,7 @@ use super::trace::{self, Judge, TraceChild, Tracer};
 /// Why a task cannot be sandboxed here; it fails with this, never runs
 /// unconfined.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     #[error(
         "`sandbox` needs Landlock (Linux 5.13 or later, with `landlock` in the kernel's LSM list), which this kernel does not offer; run the task without `sandbox`, or on such a kernel"
     )]
@@ -35,7 +35,7 @@ pub enum SandboxError {
 }
 
 /// The Landlock ABI this kernel speaks, 0 when it has none.
-pub fn landlock_abi() -> i32 {
+pub(crate) fn landlock_abi() -> i32 {
     // SAFETY: the version query takes no pointer (NULL, size 0).
     let v = unsafe {
         libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32 /* VERSION */)
@@ -47,7 +47,7 @@ pub fn landlock_abi() -> i32 {
 /// it has no network, and for one attempt the tracer's half
 /// ([`Confinement::for_attempt`]).
 #[derive(Debug)]
-pub struct Confinement {
+pub(crate) struct Confinement {
     pub policy: Arc<Policy>,
     judge: Arc<Judge>,
     /// `None` when the task is only observed (`--verify=inputs`).
@@ -64,7 +64,7 @@ pub struct Confinement {
 /// the whole plan; the traced run holds the requested tasks alone), and
 /// what each touched outside its declarations, `(task id, paths)`.
 #[derive(Debug, Default)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub deps: std::collections::HashMap<String, Vec<(std::path::PathBuf, Vec<String>)>>,
     pub seen: std::sync::Mutex<Vec<(String, Vec<super::Violation>)>>,
 }
@@ -81,7 +81,7 @@ struct Maps {
 impl Confinement {
     /// Builds the ruleset for `policy`. A path that does not exist opens
     /// nothing (an output directory is created by the caller first).
-    pub fn new(policy: Policy) -> Result<Confinement, SandboxError> {
+    pub(crate) fn new(policy: Policy) -> Result<Confinement, SandboxError> {
         let version = landlock_abi();
         if version < 1 {
             return Err(SandboxError::NoLandlock);
@@ -117,7 +117,7 @@ impl Confinement {
 
     /// Watches a task without confining it: every path it touches outside
     /// `policy` is reported to `observed`, and the task runs as it would.
-    pub fn observe(policy: Policy, observed: Arc<Observed>) -> Confinement {
+    pub(crate) fn observe(policy: Policy, observed: Arc<Observed>) -> Confinement {
         Confinement {
             judge: Arc::new(Judge::new(&policy)),
             policy: Arc::new(policy),
@@ -131,7 +131,7 @@ impl Confinement {
 
     /// The confinement of one attempt: the same ruleset, and a tracer of
     /// its own that names what the attempt touched outside the policy.
-    pub fn for_attempt(&self) -> std::io::Result<(Confinement, Tracer)> {
+    pub(crate) fn for_attempt(&self) -> std::io::Result<(Confinement, Tracer)> {
         let (child, tracer) = trace::start(self.judge.clone())?;
         let attempt = Confinement {
             policy: self.policy.clone(),
@@ -149,7 +149,7 @@ impl Confinement {
     /// Async-signal-safe: system calls on data prepared in [`new`].
     ///
     /// [`new`]: Confinement::new
-    pub fn apply_in_child(&self) -> std::io::Result<()> {
+    pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
         if let Some(maps) = &self.netns {
             // SAFETY: plain system calls on memory owned by `self`, which
             // the child's copy of the parent keeps alive until exec.
@@ -236,7 +236,7 @@ impl Step {
 
 /// What a failed spawn of a sandboxed task means, when the sandbox's hook
 /// failed: the step, its cause, and how to mend it.
-pub fn spawn_failure(e: &std::io::Error) -> Option<String> {
+pub(crate) fn spawn_failure(e: &std::io::Error) -> Option<String> {
     let raw = e.raw_os_error()?;
     let step = *STEPS.get(usize::try_from(raw / STEP_UNIT).ok()?.checked_sub(1)?)?;
     let cause = std::io::Error::from_raw_os_error(raw % STEP_UNIT);

@@ -19,7 +19,7 @@ mod patch;
 mod policy;
 mod trace;
 
-pub use confine::{Confinement, Observed, SandboxError, landlock_abi, spawn_failure};
-pub use patch::{Patch, entries, patch, spell};
-pub use policy::{Policy, TaskPaths};
-pub use trace::{Touch, Tracer, Violation};
+pub(crate) use confine::{Confinement, Observed, landlock_abi, spawn_failure};
+pub(crate) use patch::{Patch, entries, patch, spell};
+pub(crate) use policy::{Policy, TaskPaths};
+pub(crate) use trace::{Touch, Tracer, Violation};

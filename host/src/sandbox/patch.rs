@@ -17,7 +17,7 @@ const GLOB_FROM: usize = 3;
 
 /// One task's suggested additions.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Patch {
+pub(crate) struct Patch {
     /// For `inputs`: read inside the workspace, not declared.
     pub inputs: Vec<String>,
     /// For `outputs`: written inside the workspace, not declared.
@@ -29,7 +29,7 @@ pub struct Patch {
 }
 
 impl Patch {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.inputs.is_empty()
             && self.outputs.is_empty()
             && self.outside_reads.is_empty()
@@ -39,7 +39,7 @@ impl Patch {
 
 /// The patch for `violations` of a task in `project` of the workspace at
 /// `root`.
-pub fn patch(violations: &[Violation], project: &Path, root: &Path, home: Option<&Path>) -> Patch {
+pub(crate) fn patch(violations: &[Violation], project: &Path, root: &Path, home: Option<&Path>) -> Patch {
     let (mut inside_r, mut inside_w, mut outside_r, mut outside_w) = (vec![], vec![], vec![], vec![]);
     for v in violations {
         let (spelled, inside) = spell(&v.path, project, root, home);
@@ -62,7 +62,7 @@ pub fn patch(violations: &[Violation], project: &Path, root: &Path, home: Option
 /// `path` as `vx.toml` takes it (project-relative inside the project, `/x`
 /// elsewhere in the workspace, `~/x` at home), and whether it is inside
 /// the workspace.
-pub fn spell(path: &Path, project: &Path, root: &Path, home: Option<&Path>) -> (String, bool) {
+pub(crate) fn spell(path: &Path, project: &Path, root: &Path, home: Option<&Path>) -> (String, bool) {
     if let Ok(rel) = path.strip_prefix(project) {
         (rel.display().to_string(), true)
     } else if let Ok(rel) = path.strip_prefix(root) {
@@ -75,7 +75,7 @@ pub fn spell(path: &Path, project: &Path, root: &Path, home: Option<&Path>) -> (
 }
 
 /// The glob of a listed directory's entries, as `spelled` in `vx.toml`.
-pub fn entries(spelled: &str) -> String {
+pub(crate) fn entries(spelled: &str) -> String {
     match spelled {
         "" => "*".to_string(),
         "/" => "/*".to_string(),

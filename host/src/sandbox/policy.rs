@@ -26,7 +26,7 @@ const SYSTEM_WRITE: &[&str] = &["/dev"];
 /// The paths one sandboxed attempt may read, and write, and whether it may
 /// reach the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The workspace root, for naming paths in reports.
     pub root: PathBuf,
     pub reads: Vec<PathBuf>,
@@ -45,7 +45,7 @@ pub struct Policy {
 /// workspace's global inputs and each dependency's outputs; and the paths
 /// read beside them (toolchain, system, manifests, `allow-read`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Exact {
+pub(crate) struct Exact {
     pub project: PathBuf,
     pub inputs: Option<Vec<String>>,
     pub outputs: Vec<String>,
@@ -56,7 +56,7 @@ pub struct Exact {
 
 /// Where a task's paths are resolved from.
 #[derive(Debug)]
-pub struct TaskPaths<'a> {
+pub(crate) struct TaskPaths<'a> {
     pub root: &'a Path,
     pub project: &'a Path,
     pub task: &'a Task,
@@ -72,7 +72,7 @@ pub struct TaskPaths<'a> {
 }
 
 impl Policy {
-    pub fn for_task(t: &TaskPaths<'_>) -> Policy {
+    pub(crate) fn for_task(t: &TaskPaths<'_>) -> Policy {
         let mut beside: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
         for program in &t.programs {
             beside.extend(toolchain(t.path_var, program));
@@ -137,7 +137,7 @@ fn glob_base(glob: &str, root: &Path, dir: &Path) -> Option<PathBuf> {
 /// An `allow-read`/`allow-write` entry as a path: `~/x` under the home
 /// directory; `/x` under the workspace root when the root has an `x`, else
 /// the machine's `/x`; anything else under the project.
-pub fn resolve(path: &str, root: &Path, project: &Path, home: Option<&Path>) -> PathBuf {
+pub(crate) fn resolve(path: &str, root: &Path, project: &Path, home: Option<&Path>) -> PathBuf {
     if let (Some(rest), Some(home)) = (path.strip_prefix("~/"), home) {
         return home.join(rest);
     }

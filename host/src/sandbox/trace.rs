@@ -43,14 +43,14 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 
 /// An access outside the task's declarations.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Violation {
+pub(crate) struct Violation {
     pub touch: Touch,
     pub path: PathBuf,
 }
 
 /// What a call did to a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Touch {
+pub(crate) enum Touch {
     /// Opened a file to read it.
     Read,
     /// Listed a directory (opened it to read its entries).
@@ -94,7 +94,7 @@ fn traced_calls() -> Vec<i64> {
 /// The child's half, made in vx before the fork: the filter program and
 /// its end of the socket pair.
 #[derive(Debug)]
-pub struct TraceChild {
+pub(crate) struct TraceChild {
     filter: Vec<libc::sock_filter>,
     sock: OwnedFd,
 }
@@ -102,7 +102,7 @@ pub struct TraceChild {
 impl TraceChild {
     /// Installs the filter and sends its listener to vx. Async-signal-safe:
     /// system calls on memory prepared before the fork.
-    pub fn install_in_child(&self) -> std::io::Result<()> {
+    pub(crate) fn install_in_child(&self) -> std::io::Result<()> {
         let prog = libc::sock_fprog {
             len: u16::try_from(self.filter.len()).unwrap_or(u16::MAX),
             filter: self.filter.as_ptr().cast_mut(),
@@ -130,18 +130,18 @@ impl TraceChild {
 /// The thread in vx that watches one attempt; [`Tracer::finish`] returns
 /// what it saw once the task and everything it started are gone.
 #[derive(Debug)]
-pub struct Tracer {
+pub(crate) struct Tracer {
     thread: std::thread::JoinHandle<Vec<Violation>>,
 }
 
 impl Tracer {
-    pub fn finish(self) -> Vec<Violation> {
+    pub(crate) fn finish(self) -> Vec<Violation> {
         self.thread.join().unwrap_or_default()
     }
 }
 
 /// The two halves for one attempt under `policy`.
-pub fn start(judge: Arc<Judge>) -> std::io::Result<(TraceChild, Tracer)> {
+pub(crate) fn start(judge: Arc<Judge>) -> std::io::Result<(TraceChild, Tracer)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors.
     if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
@@ -407,7 +407,7 @@ fn resolve(pid: u32, dirfd: i32, name: &OsString) -> Option<PathBuf> {
 /// (resolving its paths costs a stat per component) and shared by its
 /// attempts' tracers.
 #[derive(Debug)]
-pub struct Judge {
+pub(crate) struct Judge {
     reads: Vec<PathBuf>,
     writes: Vec<PathBuf>,
     exact: Option<ExactJudge>,
@@ -469,7 +469,7 @@ impl ExactJudge {
 }
 
 impl Judge {
-    pub fn new(policy: &Policy) -> Judge {
+    pub(crate) fn new(policy: &Policy) -> Judge {
         let both = |paths: &[PathBuf]| {
             let mut all: Vec<PathBuf> = paths.iter().flat_map(|p| spellings(p)).collect();
             all.sort();

@@ -28,7 +28,7 @@ use crate::run::RunOptions;
 /// A run's consumers, and what is left to do with them once it is over
 /// (`finish`).
 #[derive(Debug)]
-pub struct RunSession {
+pub(crate) struct RunSession {
     pub(super) front: Option<Front>,
     pub(super) subscribers: Vec<Arc<dyn Subscriber>>,
     pub(super) summary_file: Option<Arc<RunFile>>,
@@ -44,7 +44,12 @@ pub struct RunSession {
 
 impl RunSession {
     /// The front and every consumer `o` asks for, for a run of `graph`.
-    pub fn start(ws: &Workspace, graph: &TaskGraph, opts: &mut RunOptions, o: SessionOptions) -> Result<RunSession> {
+    pub(crate) fn start(
+        ws: &Workspace,
+        graph: &TaskGraph,
+        opts: &mut RunOptions,
+        o: SessionOptions,
+    ) -> Result<RunSession> {
         let front = Front::start(o.front, ws, graph, opts, &o.argv, o.history)?;
         let mut session = RunSession::consumers(ws, graph, opts, o);
         session.subscribers.insert(0, front.subscriber());
@@ -54,7 +59,7 @@ impl RunSession {
 
     /// The consumers `o` asks for, without a front (`vx watch` keeps one
     /// front for all its cycles).
-    pub fn consumers(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, o: SessionOptions) -> RunSession {
+    pub(crate) fn consumers(ws: &Workspace, graph: &TaskGraph, opts: &RunOptions, o: SessionOptions) -> RunSession {
         let state = state_dir(ws);
         let info = run_info(ws, graph, opts, &o);
         let mut subscribers: Vec<Arc<dyn Subscriber>> = Vec::new();
@@ -116,7 +121,7 @@ impl RunSession {
     }
 
     /// The bus that delivers the run's events to its consumers, in order.
-    pub fn bus(&self) -> Bus {
+    pub(crate) fn bus(&self) -> Bus {
         Bus::new(self.subscribers.clone())
     }
 }

@@ -14,7 +14,7 @@ impl RunSession {
     /// Finishes the consumers of the run that ended with `outcome`; the
     /// exit code of the whole command. `details` prints `--summary`'s list
     /// after the terminal UI's summary.
-    pub fn finish(&self, outcome: &RunOutcome, details: bool) -> u8 {
+    pub(crate) fn finish(&self, outcome: &RunOutcome, details: bool) -> u8 {
         if let Some(Front::Tui(tui)) = &self.front {
             // The screen is the user's again: the summary the stream prints.
             tui.close();
@@ -42,7 +42,7 @@ impl RunSession {
 
     /// Writes `--report`'s report, once whatever follows the run (the
     /// checks of `--verify`) has passed; the exit code `code` becomes.
-    pub fn write_report(&self, code: u8) -> u8 {
+    pub(crate) fn write_report(&self, code: u8) -> u8 {
         let Some(report) = &self.report else { return code };
         match report.write() {
             Ok(()) => code,

@@ -18,7 +18,7 @@ use crate::tui::Tui;
 
 /// The front of one run.
 #[derive(Debug, Clone)]
-pub enum Front {
+pub(crate) enum Front {
     Stream(Arc<Terminal>),
     Tui(Arc<Tui>),
 }
@@ -28,7 +28,7 @@ impl Front {
     /// controls to `opts`, so the engine hears its requests. `log_hint`:
     /// history records the run, so the summary says how to print a failed
     /// attempt's log again.
-    pub fn start(
+    pub(crate) fn start(
         kind: FrontKind,
         ws: &Workspace,
         graph: &TaskGraph,
@@ -47,13 +47,13 @@ impl Front {
         };
         let mut stream = terminal(ws, graph, opts).with_details(details).with_log_hint(log_hint);
         if to_stderr {
-            stream = stream.to_stderr();
+            stream = stream.on_stderr();
         }
         Ok(Front::Stream(Arc::new(stream)))
     }
 
     /// The front as a consumer of the run's events.
-    pub fn subscriber(&self) -> Arc<dyn Subscriber> {
+    pub(crate) fn subscriber(&self) -> Arc<dyn Subscriber> {
         match self {
             Front::Stream(terminal) => terminal.clone(),
             Front::Tui(tui) => tui.clone(),

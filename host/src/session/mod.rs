@@ -18,7 +18,7 @@ mod options;
 mod relay;
 mod report_sink;
 
-pub use consumers::RunSession;
-pub use front::Front;
-pub use options::{FrontKind, SessionOptions, caller_dir};
-pub use relay::CycleRelay;
+pub(crate) use consumers::RunSession;
+pub(crate) use front::Front;
+pub(crate) use options::{FrontKind, SessionOptions, caller_dir};
+pub(crate) use relay::CycleRelay;

@@ -10,7 +10,7 @@ use crate::report::Step;
 
 /// Which front shows the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrontKind {
+pub(crate) enum FrontKind {
     /// Prefixed lines as tasks write them; `details` adds `--summary`'s
     /// list after the run; `to_stderr` keeps stdout for a JSON report.
     Stream { details: bool, to_stderr: bool },
@@ -21,7 +21,7 @@ pub enum FrontKind {
 
 /// The consumers a run gets, besides its front.
 #[derive(Debug)]
-pub struct SessionOptions {
+pub(crate) struct SessionOptions {
     /// The arguments after `vx`, as typed (or as picked).
     pub argv: Vec<String>,
     /// Where vx was started: relative `--summarize`/`--profile` paths and
@@ -50,7 +50,7 @@ pub struct SessionOptions {
 impl SessionOptions {
     /// A run that only shows itself on `front`: no history, no files, no
     /// plugins (the runs of `--verify`).
-    pub fn shown_only(argv: &[String], cwd: PathBuf, front: FrontKind) -> SessionOptions {
+    pub(crate) fn shown_only(argv: &[String], cwd: PathBuf, front: FrontKind) -> SessionOptions {
         SessionOptions {
             argv: argv.to_vec(),
             cwd,
@@ -70,6 +70,6 @@ impl SessionOptions {
 
 /// The directory vx was started in (before `-C`), where a line pasted
 /// from `vx last` runs; `fallback` when it cannot be read.
-pub fn caller_dir(fallback: &Path) -> PathBuf {
+pub(crate) fn caller_dir(fallback: &Path) -> PathBuf {
     std::env::current_dir().and_then(|d| d.canonicalize()).unwrap_or_else(|_| fallback.to_path_buf())
 }

@@ -13,13 +13,13 @@ use crate::events::{Event, Subscriber};
 
 /// The consumers of the cycle under way, if any.
 #[derive(Debug, Default)]
-pub struct CycleRelay {
+pub(crate) struct CycleRelay {
     current: Mutex<Option<Arc<RunSession>>>,
 }
 
 impl CycleRelay {
     /// The consumers of the cycle about to start.
-    pub fn begin(&self, cycle: RunSession) -> Arc<RunSession> {
+    pub(crate) fn begin(&self, cycle: RunSession) -> Arc<RunSession> {
         let cycle = Arc::new(cycle);
         *self.current.lock().expect("relay lock") = Some(cycle.clone());
         cycle

@@ -27,7 +27,7 @@ const REDRAW: Duration = Duration::from_millis(250);
 /// task is persistent (a server's output never ends, so lines scrolling by
 /// are of little use). Returns the choice and, when `tui` was asked for
 /// and cannot be had, why.
-pub fn wanted(asked: Option<bool>, ws: &Workspace, graph: &TaskGraph) -> (bool, Option<&'static str>) {
+pub(crate) fn wanted(asked: Option<bool>, ws: &Workspace, graph: &TaskGraph) -> (bool, Option<&'static str>) {
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     match asked {
         Some(true) if !terminal => (false, Some("--ui=tui needs a terminal (stdin and stdout); showing the stream")),
@@ -41,7 +41,7 @@ pub fn wanted(asked: Option<bool>, ws: &Workspace, graph: &TaskGraph) -> (bool, 
 
 /// The UI of a run; a subscriber of its events.
 #[derive(Debug)]
-pub struct Tui {
+pub(crate) struct Tui {
     state: Arc<Mutex<State>>,
     dirty: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
@@ -50,7 +50,7 @@ pub struct Tui {
 
 impl Tui {
     /// Takes over the terminal and starts drawing the run of `graph`.
-    pub fn start(
+    pub(crate) fn start(
         ws: &Workspace,
         graph: &TaskGraph,
         concurrency: usize,
@@ -86,7 +86,7 @@ impl Tui {
 
     /// Stops drawing and gives the terminal back; the screen is as it was
     /// before the run. Safe to call more than once.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.done.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.lock().expect("tui thread lock poisoned").take() {
             let _ = thread.join();

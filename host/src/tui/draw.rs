@@ -17,7 +17,7 @@ use crate::units::format_duration;
 /// The footer's key help in normal mode.
 const KEYS: &str = "↑↓ select · PgUp/PgDn scroll · / search · p pin · i input · r restart · q/Ctrl-C stop";
 
-pub fn draw(frame: &mut Frame<'_>, state: &State, title: &str) {
+pub(crate) fn draw(frame: &mut Frame<'_>, state: &State, title: &str) {
     let [header, body, footer] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
     let progress = state.progress.render();

@@ -15,7 +15,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Reads stdin until it ends, sending each key; the channel closes when
 /// the terminal is gone (or the UI stopped listening).
-pub fn spawn_reader(keys: mpsc::Sender<KeyEvent>) -> std::io::Result<()> {
+pub(crate) fn spawn_reader(keys: mpsc::Sender<KeyEvent>) -> std::io::Result<()> {
     std::thread::Builder::new().name("vx-tui-keys".into()).spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut buf = [0u8; 1024];
@@ -39,7 +39,7 @@ pub fn spawn_reader(keys: mpsc::Sender<KeyEvent>) -> std::io::Result<()> {
 /// The keys in one read of a raw terminal. An escape byte alone is Esc;
 /// followed by `[` or `O` it starts a sequence (arrows, Home, End, Page
 /// Up and Down, Delete); an unknown sequence is dropped whole.
-pub fn decode(bytes: &[u8]) -> Vec<KeyEvent> {
+pub(crate) fn decode(bytes: &[u8]) -> Vec<KeyEvent> {
     let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
     let mut keys = Vec::new();
     let text = String::from_utf8_lossy(bytes);

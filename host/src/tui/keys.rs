@@ -13,7 +13,7 @@ use crate::run::Controls;
 const PAGE: usize = 10;
 
 /// Applies one key.
-pub fn handle(key: KeyEvent, state: &mut State, controls: &Controls) {
+pub(crate) fn handle(key: KeyEvent, state: &mut State, controls: &Controls) {
     if key.kind == KeyEventKind::Release {
         return;
     }

@@ -28,4 +28,4 @@ mod keys;
 mod screen;
 mod state;
 
-pub use app::{Tui, wanted};
+pub(crate) use app::{Tui, wanted};

@@ -10,13 +10,13 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use ratatui::{Frame, Terminal};
 
-pub struct Screen {
+pub(crate) struct Screen {
     terminal: Terminal<CrosstermBackend<Stdout>>,
     left: bool,
 }
 
 impl Screen {
-    pub fn enter() -> std::io::Result<Screen> {
+    pub(crate) fn enter() -> std::io::Result<Screen> {
         enable_raw_mode()?;
         let mut stdout = std::io::stdout();
         if let Err(e) = ratatui::crossterm::execute!(stdout, EnterAlternateScreen, ratatui::crossterm::cursor::Hide) {
@@ -29,12 +29,12 @@ impl Screen {
 
     /// Draws a frame; ratatui fits it to the terminal's size first, so a
     /// resize shows at the next frame.
-    pub fn draw(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> std::io::Result<()> {
+    pub(crate) fn draw(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> std::io::Result<()> {
         self.terminal.draw(render).map(|_| ())
     }
 
     /// Gives the terminal back: main screen, cursor, cooked mode.
-    pub fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         if std::mem::replace(&mut self.left, true) {
             return;
         }

@@ -13,7 +13,7 @@ const KEPT_LINES: usize = 5_000;
 
 /// Where a task is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     Waiting,
     Running,
     /// A persistent task that is ready (its dependents were released).
@@ -23,7 +23,7 @@ pub enum Phase {
 
 /// How a task ended, as the list shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Done {
+pub(crate) enum Done {
     Ok,
     Cached,
     Failed,
@@ -32,7 +32,7 @@ pub enum Done {
 }
 
 #[derive(Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub id: String,
     pub phase: Phase,
     pub started: Option<Instant>,
@@ -51,7 +51,7 @@ pub struct Row {
 
 /// What the keys do now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Normal,
     /// Typing a search; the list shows the tasks whose id has it.
     Search,
@@ -60,7 +60,7 @@ pub enum Mode {
 }
 
 #[derive(Debug)]
-pub struct State {
+pub(crate) struct State {
     pub rows: Vec<Row>,
     index: HashMap<String, usize>,
     /// The selected row's place in the shown list, or (pinned) the task.
@@ -80,7 +80,7 @@ pub struct State {
 impl State {
     /// The state for a plan whose tasks are `planned` (each with its p50
     /// and whether it is persistent or interactive).
-    pub fn new(planned: Vec<(String, Option<Duration>, bool, bool)>, concurrency: usize) -> State {
+    pub(crate) fn new(planned: Vec<(String, Option<Duration>, bool, bool)>, concurrency: usize) -> State {
         let p50 = planned.iter().filter_map(|(id, p, ..)| Some((id.clone(), (*p)?))).collect();
         let progress = StatusLine::new(planned.len(), p50, concurrency);
         let rows: Vec<Row> = planned
@@ -115,7 +115,7 @@ impl State {
     }
 
     /// Applies one event of the run.
-    pub fn apply(&mut self, event: &Event<'_>) {
+    pub(crate) fn apply(&mut self, event: &Event<'_>) {
         match event {
             Event::Started { task, .. } => {
                 self.progress.start(task);
@@ -195,7 +195,7 @@ impl State {
     /// The rows the list shows, in order: those matching the search,
     /// running and serving tasks first, then waiting ones, then finished
     /// ones (each group in plan order), so what is happening stays on top.
-    pub fn shown(&self) -> Vec<usize> {
+    pub(crate) fn shown(&self) -> Vec<usize> {
         let rank = |p: &Phase| match p {
             Phase::Running | Phase::Serving => 0,
             Phase::Waiting => 1,
@@ -210,7 +210,7 @@ impl State {
 
     /// The selected task's row: the pinned task, else the one at the
     /// selected place of the list.
-    pub fn current(&self) -> Option<usize> {
+    pub(crate) fn current(&self) -> Option<usize> {
         if let Some(pinned) = &self.pinned {
             return self.index.get(pinned).copied();
         }
@@ -219,7 +219,7 @@ impl State {
     }
 
     /// Moves the selection by `delta` rows (unpinning it).
-    pub fn move_by(&mut self, delta: isize) {
+    pub(crate) fn move_by(&mut self, delta: isize) {
         let shown = self.shown();
         if shown.is_empty() {
             return;
@@ -235,7 +235,7 @@ impl State {
 
     /// Selects `row` where the list now shows it (the pinned task stays
     /// selected whatever the list shows).
-    pub fn select_row(&mut self, row: Option<usize>) {
+    pub(crate) fn select_row(&mut self, row: Option<usize>) {
         if self.pinned.is_none()
             && let Some(place) = row.and_then(|r| self.shown().iter().position(|&i| i == r))
         {
@@ -245,7 +245,7 @@ impl State {
 
     /// Pins the selected task (the selection follows it as the list
     /// reorders), or unpins it.
-    pub fn toggle_pin(&mut self) {
+    pub(crate) fn toggle_pin(&mut self) {
         match self.pinned.take() {
             Some(id) => {
                 // Keep the same task selected where it now is.

@@ -8,7 +8,7 @@ use super::{Release, fetch, install, install_target, is_newer, platform};
 
 /// This vx against the latest release of the feed.
 #[derive(Debug, Clone)]
-pub struct Status {
+pub(crate) struct Status {
     /// The feed's URL.
     pub url: String,
     pub current: &'static str,
@@ -18,25 +18,25 @@ pub struct Status {
 }
 
 impl Status {
-    pub fn newer(&self) -> bool {
+    pub(crate) fn newer(&self) -> bool {
         is_newer(&self.latest.version, self.current)
     }
 
     /// Whether the latest release has an asset for this platform.
-    pub fn has_asset(&self) -> bool {
+    pub(crate) fn has_asset(&self) -> bool {
         self.latest.assets.iter().any(|a| a.target == self.platform)
     }
 }
 
 /// Fetches the release metadata at `url`.
-pub fn check(url: &str) -> Result<Status, UpgradeError> {
+pub(crate) fn check(url: &str) -> Result<Status, UpgradeError> {
     let latest = Release::parse(url, &fetch(url, None)?.body)?;
     Ok(Status { url: url.to_string(), current: env!("CARGO_PKG_VERSION"), latest, platform: platform() })
 }
 
 /// Downloads, verifies and installs the latest release's asset for this
 /// platform over the installed binary; returns the path it replaced.
-pub fn install_latest(status: &Status) -> Result<PathBuf, UpgradeError> {
+pub(crate) fn install_latest(status: &Status) -> Result<PathBuf, UpgradeError> {
     let asset = status.latest.asset_for(&status.url, &status.platform)?;
     let bytes = fetch(&asset.url, asset.size)?.body;
     let path = install_target()?;

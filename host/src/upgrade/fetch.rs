@@ -12,12 +12,12 @@ const MAX_BODY: u64 = 1 << 30;
 
 /// A complete response body.
 #[derive(Debug)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub body: Vec<u8>,
 }
 
 /// GETs `url`; `expected` is a size the caller knows from elsewhere.
-pub fn fetch(url: &str, expected: Option<u64>) -> Result<Fetched, UpgradeError> {
+pub(crate) fn fetch(url: &str, expected: Option<u64>) -> Result<Fetched, UpgradeError> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(600)))

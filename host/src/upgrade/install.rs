@@ -15,7 +15,7 @@ use super::release::Asset;
 type Result<T, E = UpgradeError> = std::result::Result<T, E>;
 
 /// The file to replace: `VX_UPGRADE_TARGET`, else the running binary.
-pub fn install_target() -> Result<PathBuf> {
+pub(crate) fn install_target() -> Result<PathBuf> {
     if let Some(target) = std::env::var_os("VX_UPGRADE_TARGET").filter(|t| !t.is_empty()) {
         return Ok(PathBuf::from(target));
     }
@@ -24,7 +24,7 @@ pub fn install_target() -> Result<PathBuf> {
 }
 
 /// Checks `bytes` against the asset's checksums, then replaces `target`.
-pub fn install(asset: &Asset, bytes: &[u8], target: &Path) -> Result<()> {
+pub(crate) fn install(asset: &Asset, bytes: &[u8], target: &Path) -> Result<()> {
     verify(asset, bytes)?;
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map_or_else(|| "vx".into(), |n| n.to_string_lossy().into_owned());

@@ -13,8 +13,7 @@ mod fetch;
 mod install;
 mod release;
 
-pub use apply::{Status, check, install_latest};
-pub use error::UpgradeError;
-pub use fetch::{Fetched, fetch};
-pub use install::{install, install_target};
-pub use release::{Asset, DEFAULT_RELEASE_URL, Release, is_newer, platform, release_url};
+pub(crate) use apply::{check, install_latest};
+pub(crate) use fetch::fetch;
+pub(crate) use install::{install, install_target};
+pub(crate) use release::{Release, is_newer, platform, release_url};

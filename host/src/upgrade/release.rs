@@ -16,16 +16,19 @@ use super::error::UpgradeError;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Release {
+pub(crate) struct Release {
     pub version: String,
+    /// Accepted, so that `deny_unknown_fields` does not refuse metadata
+    /// with notes; vx does not show them.
     #[serde(default)]
+    #[expect(dead_code, reason = "read only so that deny_unknown_fields accepts it")]
     pub notes: Option<String>,
     pub assets: Vec<Asset>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Asset {
+pub(crate) struct Asset {
     /// A target triple, e.g. `x86_64-unknown-linux-gnu`.
     pub target: String,
     pub url: String,
@@ -37,7 +40,7 @@ pub struct Asset {
 impl Release {
     /// Parses the body served at `url`, refusing anything that is not the
     /// expected JSON (an HTML portal page served with 200, a proxy error).
-    pub fn parse(url: &str, body: &[u8]) -> Result<Release, UpgradeError> {
+    pub(crate) fn parse(url: &str, body: &[u8]) -> Result<Release, UpgradeError> {
         let release: Release = serde_json::from_slice(body).map_err(|source| {
             let start = String::from_utf8_lossy(&body[..body.len().min(40)]).replace(['\n', '\r'], " ");
             let looks = if start.trim_start().starts_with('<') { " (it looks like an HTML page)" } else { "" };
@@ -50,7 +53,7 @@ impl Release {
     }
 
     /// The asset for `target`, with a checksum, its URL made absolute.
-    pub fn asset_for(&self, url: &str, target: &str) -> Result<Asset, UpgradeError> {
+    pub(crate) fn asset_for(&self, url: &str, target: &str) -> Result<Asset, UpgradeError> {
         let Some(asset) = self.assets.iter().find(|a| a.target == target) else {
             let have: Vec<&str> = self.assets.iter().map(|a| a.target.as_str()).collect();
             return Err(UpgradeError::NoAsset {
@@ -86,7 +89,7 @@ fn resolve(base: &str, href: &str) -> String {
 }
 
 /// The target triple this vx was built for.
-pub fn platform() -> String {
+pub(crate) fn platform() -> String {
     let arch = std::env::consts::ARCH;
     let rest = match std::env::consts::OS {
         "linux" if cfg!(target_env = "musl") => "unknown-linux-musl",
@@ -101,7 +104,7 @@ pub fn platform() -> String {
 
 /// Whether `latest` is a higher version than `current` (dotted numbers; a
 /// leading `v` and any pre-release suffix are ignored).
-pub fn is_newer(latest: &str, current: &str) -> bool {
+pub(crate) fn is_newer(latest: &str, current: &str) -> bool {
     let parts = |v: &str| -> Vec<u64> {
         v.trim()
             .trim_start_matches('v')
@@ -119,10 +122,10 @@ pub fn is_newer(latest: &str, current: &str) -> bool {
 }
 
 /// The release feed when `VX_RELEASE_URL` is not set.
-pub const DEFAULT_RELEASE_URL: &str = "https://github.com/vx-dev/vx/releases/latest/download/release.json";
+pub(crate) const DEFAULT_RELEASE_URL: &str = "https://github.com/vx-dev/vx/releases/latest/download/release.json";
 
 /// The feed URL: `VX_RELEASE_URL`, else the project's.
-pub fn release_url() -> String {
+pub(crate) fn release_url() -> String {
     std::env::var("VX_RELEASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_RELEASE_URL.to_string())
 }
 

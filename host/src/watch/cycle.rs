@@ -35,7 +35,7 @@ enum Wake {
 
 /// Everything `vx watch` was asked for.
 #[derive(Debug)]
-pub struct WatchRequest {
+pub(crate) struct WatchRequest {
     pub cwd: PathBuf,
     pub selection: Selection,
     pub opts: RunOptions,
@@ -62,7 +62,7 @@ fn describe(root: &Path, paths: &BTreeSet<PathBuf>) -> String {
 }
 
 /// Runs `vx watch` until interrupted; returns the exit code.
-pub async fn watch(req: WatchRequest) -> Result<u8> {
+pub(crate) async fn watch(req: WatchRequest) -> Result<u8> {
     let style = Style { enabled: req.opts.color };
     let mut signals = Signals::install()?;
     let window = DebounceWindow::from_env();

@@ -13,13 +13,13 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DebounceWindow {
+pub(crate) struct DebounceWindow {
     pub quiet: Duration,
     pub max: Duration,
 }
 
 impl DebounceWindow {
-    pub fn from_env() -> DebounceWindow {
+    pub(crate) fn from_env() -> DebounceWindow {
         let quiet = std::env::var("VX_WATCH_DEBOUNCE_MS")
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -30,7 +30,7 @@ impl DebounceWindow {
 
 /// Collects `first` and every path that arrives until the window closes
 /// (or the channel does). Later events stay queued for the next change.
-pub async fn gather(
+pub(crate) async fn gather(
     rx: &mut mpsc::UnboundedReceiver<Vec<PathBuf>>,
     first: Vec<PathBuf>,
     window: DebounceWindow,

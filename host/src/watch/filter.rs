@@ -31,7 +31,7 @@ use crate::inputs::{GlobFilter, InputMatcher, OutputGlobs};
 const CONFIG_FILES: [&str; 5] = ["vx.toml", "turbo.json", "turbo.jsonc", "package.json", "pnpm-workspace.yaml"];
 
 #[derive(Debug)]
-pub struct ChangeFilter {
+pub(crate) struct ChangeFilter {
     root: PathBuf,
     cache_dir: PathBuf,
     /// `.gitignore` matchers, each rooted at its own directory.
@@ -47,14 +47,14 @@ fn gitignore_at(dir: &Path) -> Option<(PathBuf, Gitignore)> {
 }
 
 impl ChangeFilter {
-    pub fn new(ws: &Workspace, cache_dir: &Path) -> ChangeFilter {
+    pub(crate) fn new(ws: &Workspace, cache_dir: &Path) -> ChangeFilter {
         let mut gitignores: Vec<(PathBuf, Gitignore)> = gitignore_at(&ws.root).into_iter().collect();
         gitignores.extend(ws.projects.iter().filter(|p| p.dir != ws.root).filter_map(|p| gitignore_at(&p.dir)));
         ChangeFilter { root: ws.root.clone(), cache_dir: cache_dir.to_path_buf(), gitignores }
     }
 
     /// A workspace config file (outside `node_modules`).
-    pub fn is_config(&self, path: &Path) -> bool {
+    pub(crate) fn is_config(&self, path: &Path) -> bool {
         path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
             CONFIG_FILES.contains(&n) || crate::lockfile::LOCKFILE_NAMES.iter().any(|(lockfile, _)| *lockfile == n)
         }) && !self.in_skipped_dir(path)
@@ -66,7 +66,7 @@ impl ChangeFilter {
     }
 
     /// Whether a change to `path` can never affect a task.
-    pub fn ignored(&self, path: &Path) -> bool {
+    pub(crate) fn ignored(&self, path: &Path) -> bool {
         if self.in_skipped_dir(path) {
             return true;
         }
@@ -104,14 +104,14 @@ impl OwnOutputs {
 /// What a change does: the nodes of `graph` it affects (with their
 /// dependents), and the changed paths that caused it.
 #[derive(Debug, Default)]
-pub struct Affected {
+pub(crate) struct Affected {
     pub nodes: BTreeSet<usize>,
     pub causes: BTreeSet<PathBuf>,
 }
 
 /// The nodes of `graph` that the changed `paths` affect. A directory is
 /// never a change by itself: the files in it report their own events.
-pub fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBuf>) -> Affected {
+pub(crate) fn affected_nodes(ws: &Workspace, graph: &TaskGraph, paths: &BTreeSet<PathBuf>) -> Affected {
     let rel = |p: &Path, base: &Path| p.strip_prefix(base).ok().map(|r| r.to_string_lossy().replace('\\', "/"));
     let files: Vec<&PathBuf> = paths.iter().filter(|p| !p.is_dir()).collect();
     let mut out = Affected::default();

@@ -18,7 +18,5 @@ mod filter;
 mod source;
 mod tree;
 
-pub use cycle::{WatchRequest, watch};
-pub use debounce::{DebounceWindow, gather};
-pub use filter::{Affected, ChangeFilter, affected_nodes};
-pub use tree::watched_dirs;
+pub(crate) use cycle::{WatchRequest, watch};
+pub(crate) use tree::watched_dirs;

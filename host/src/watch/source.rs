@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
 
 /// A live watcher; events stop when it is dropped.
-pub struct Source {
+pub(crate) struct Source {
     _watcher: Arc<Mutex<Box<dyn Watcher + Send>>>,
     pub description: String,
 }

@@ -11,13 +11,13 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Directory names never watched, at any depth.
-pub fn skipped(name: &OsStr) -> bool {
+pub(crate) fn skipped(name: &OsStr) -> bool {
     matches!(name.to_str(), Some(".git" | ".vx" | "node_modules"))
 }
 
 /// The directories to watch at and below `dir` (itself included), in the
 /// workspace whose root is `root` (whose `.gitignore` files apply).
-pub fn watched_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn watched_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
     let walk = ignore::WalkBuilder::new(dir)
         .hidden(false)
         .follow_links(false)
@@ -41,7 +41,7 @@ pub fn watched_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
 /// The files directly in `dirs` (the directories [`watched_dirs`] found
 /// below one made while watching): what was written in them before their
 /// watches were added, reported as changes.
-pub fn files_in(dirs: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn files_in(dirs: &[PathBuf]) -> Vec<PathBuf> {
     dirs.iter()
         .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))

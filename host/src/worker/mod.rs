@@ -34,8 +34,7 @@ mod outputs;
 mod process;
 mod session;
 
-pub use error::WorkerError;
-pub use session::{WorkerOptions, run_worker};
+pub(crate) use session::{WorkerOptions, run_worker};
 
 /// The `tracing` target of the worker's log lines.
 const LOG: &str = "vx worker";

@@ -25,7 +25,7 @@ const UPDATE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// `vx worker` settings.
 #[derive(Debug, Clone)]
-pub struct WorkerOptions {
+pub(crate) struct WorkerOptions {
     pub remote: RemoteSettings,
     pub concurrency: usize,
     /// Matched against actions' platform properties (`OSFamily`, `ISA`, …).
@@ -45,7 +45,7 @@ const HAND_BACK_DEADLINE: Duration = Duration::from_millis(800);
 /// asks for (143 for SIGTERM, 130 for SIGINT), and returns that code.
 /// Every call to the server is raced against `stop`: connecting, joining
 /// (which the server may hold open) and each poll.
-pub async fn run_worker(
+pub(crate) async fn run_worker(
     opts: WorkerOptions,
     groups: Groups,
     stop: impl std::future::Future<Output = u8>,

@@ -7,7 +7,7 @@ use std::process::Command;
 
 /// `chromium`, or the `chromium-browser` some systems call it.
 #[expect(clippy::disallowed_methods, reason = "the tests start a browser, outside any task")]
-pub fn program() -> &'static str {
+pub(crate) fn program() -> &'static str {
     ["chromium", "chromium-browser"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
@@ -33,7 +33,7 @@ fn run(url: &str, extra: &[&str]) -> String {
 }
 
 /// The DOM of the page at `file` once its scripts ran.
-pub fn dump_dom(file: &Path) -> String {
+pub(crate) fn dump_dom(file: &Path) -> String {
     run(&format!("file://{}", file.display()), &["--dump-dom"])
 }
 
@@ -41,7 +41,7 @@ pub fn dump_dom(file: &Path) -> String {
 /// once its scripts ran and its requests were answered, without the text
 /// of its `<script>` elements: what was drawn, not the code that can draw
 /// it (a page whose script spells a label must not pass for showing it).
-pub fn dump_dom_url(url: &str) -> String {
+pub(crate) fn dump_dom_url(url: &str) -> String {
     let dom = run(url, &["--dump-dom"]);
     let mut drawn = String::with_capacity(dom.len());
     let mut rest = dom.as_str();
@@ -55,7 +55,7 @@ pub fn dump_dom_url(url: &str) -> String {
 }
 
 /// A 1280×900 screenshot of the page at `url`, as PNG bytes.
-pub fn screenshot(url: &str) -> Vec<u8> {
+pub(crate) fn screenshot(url: &str) -> Vec<u8> {
     let dir = tempfile::tempdir().expect("a screenshot dir");
     let file = dir.path().join("shot.png");
     run(url, &[&format!("--screenshot={}", file.display()), "--window-size=1280,900"]);
@@ -65,7 +65,7 @@ pub fn screenshot(url: &str) -> Vec<u8> {
 /// What a screenshot shows: how many distinct colours, and the share of
 /// its pixels that differ from the most common one (the background).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Drawn {
+pub(crate) struct Drawn {
     pub colours: usize,
     pub ink: f64,
 }
@@ -73,13 +73,13 @@ pub struct Drawn {
 impl Drawn {
     /// Enough is drawn for a page with text, tables and a chart: a blank
     /// page (or one with a line of text) is not.
-    pub fn is_a_page(&self) -> bool {
+    pub(crate) fn is_a_page(&self) -> bool {
         self.colours >= 16 && self.ink >= 0.02
     }
 }
 
 /// Decodes a PNG and measures what is drawn on it.
-pub fn drawn(png_bytes: &[u8]) -> Drawn {
+pub(crate) fn drawn(png_bytes: &[u8]) -> Drawn {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().expect("a PNG header");

@@ -52,7 +52,7 @@ impl Mode {
 /// A running BuildGrid server; dropping it stops the server's whole
 /// process group and removes its scratch dir.
 #[derive(Debug)]
-pub struct BuildGrid {
+pub(crate) struct BuildGrid {
     child: Option<Child>,
     mode: Mode,
     port: u16,
@@ -67,28 +67,28 @@ pub struct BuildGrid {
 
 impl BuildGrid {
     /// A cache server (`cache.yml`).
-    pub fn start() -> BuildGrid {
+    pub(crate) fn start() -> BuildGrid {
         BuildGrid::launch(Mode::Cache)
     }
 
     /// A cache server whose action cache refuses updates (`cache-readonly.yml`).
-    pub fn start_readonly() -> BuildGrid {
+    pub(crate) fn start_readonly() -> BuildGrid {
         BuildGrid::launch(Mode::CacheReadonly)
     }
 
     /// A cache server over TLS (`cache-tls.yml`); its CA is [`Self::tls_ca`].
-    pub fn start_tls() -> BuildGrid {
+    pub(crate) fn start_tls() -> BuildGrid {
         BuildGrid::launch(Mode::CacheTls)
     }
 
     /// The CA certificate (PEM) a TLS server's certificate is signed by.
-    pub fn tls_ca(&self) -> PathBuf {
+    pub(crate) fn tls_ca(&self) -> PathBuf {
         self.dir.join("tls/ca.pem")
     }
 
     /// A server with remote execution (`exec.yml`), its scheduler on a
     /// private PostgreSQL listening on a second free port.
-    pub fn start_exec() -> BuildGrid {
+    pub(crate) fn start_exec() -> BuildGrid {
         BuildGrid::launch(Mode::Exec)
     }
 
@@ -158,23 +158,23 @@ impl BuildGrid {
     }
 
     /// The endpoint for `[remote]`: `grpc://127.0.0.1:PORT`.
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("grpc://127.0.0.1:{}", self.port)
     }
 
     /// The `[remote]` table that points vx at this server.
-    pub fn remote_toml(&self) -> String {
+    pub(crate) fn remote_toml(&self) -> String {
         format!("\n[remote]\nendpoint = \"{}\"\n", self.endpoint())
     }
 
     /// The PostgreSQL port of an exec-mode server.
-    pub fn pg_port(&self) -> Option<u16> {
+    pub(crate) fn pg_port(&self) -> Option<u16> {
         self.pg_port
     }
 
     /// The PID of the server, which leads its process group.
     #[track_caller]
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.as_ref().expect("the server was killed").id() as i32
     }
 
@@ -187,26 +187,26 @@ impl BuildGrid {
     /// The file holding the blob whose SHA-256 is `sha256` (hex); panics
     /// when the server does not hold it.
     #[track_caller]
-    pub fn cas_file(&self, sha256: &str) -> PathBuf {
+    pub(crate) fn cas_file(&self, sha256: &str) -> PathBuf {
         let path = self.objects_dir().join(&sha256[..2]).join(&sha256[2..]);
         assert!(path.is_file(), "the BuildGrid CAS holds no blob {sha256} (no {})", path.display());
         path
     }
 
     /// How many blobs the disk CAS holds.
-    pub fn cas_blob_count(&self) -> usize {
+    pub(crate) fn cas_blob_count(&self) -> usize {
         let shards = std::fs::read_dir(self.objects_dir()).into_iter().flatten().flatten();
         shards.map(|d| std::fs::read_dir(d.path()).into_iter().flatten().count()).sum()
     }
 
     /// What the server printed so far.
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Kills the server and everything it started (SIGKILL to the group)
     /// and waits for it: its port is closed when this returns.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             signal_group(child.id() as i32, Signal::SIGKILL);
             let _ = child.wait();

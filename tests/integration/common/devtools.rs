@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::process::PATIENCE;
 
 /// A headless chromium driven over its DevTools pipe, on one page.
-pub struct Browser {
+pub(crate) struct Browser {
     child: Child,
     commands: std::fs::File,
     answers: BufReader<std::fs::File>,
@@ -35,7 +35,7 @@ fn high(fd: impl AsFd) -> OwnedFd {
 impl Browser {
     /// Starts chromium and opens `url` in a page of its own.
     #[expect(clippy::disallowed_methods, reason = "the tests start a browser, outside any task")]
-    pub fn open(url: &str) -> Browser {
+    pub(crate) fn open(url: &str) -> Browser {
         use std::os::unix::process::CommandExt;
         let profile = tempfile::tempdir().expect("a browser profile dir");
         let (to_browser_read, to_browser_write) = std::io::pipe().expect("a pipe");
@@ -105,7 +105,7 @@ impl Browser {
     }
 
     /// Evaluates `expression` in the page, its value returned as JSON.
-    pub fn eval(&mut self, expression: &str) -> Value {
+    pub(crate) fn eval(&mut self, expression: &str) -> Value {
         let session = self.session.clone();
         let result = self.call(
             Some(&session),
@@ -117,7 +117,7 @@ impl Browser {
 
     /// Waits until `expression` is true in the page.
     #[track_caller]
-    pub fn wait_for(&mut self, expression: &str) {
+    pub(crate) fn wait_for(&mut self, expression: &str) {
         let deadline = Instant::now() + PATIENCE;
         while self.eval(expression) != json!(true) {
             assert!(Instant::now() < deadline, "the page never had `{expression}`");
@@ -128,7 +128,7 @@ impl Browser {
     /// Presses and releases the left mouse button over the middle of the
     /// element `selector` names, as a user's click does.
     #[track_caller]
-    pub fn click(&mut self, selector: &str) {
+    pub(crate) fn click(&mut self, selector: &str) {
         let selector_js = serde_json::to_string(selector).expect("a selector serializes");
         let at = self.eval(&format!(
             "(() => {{ const e = document.querySelector({selector_js}); if (!e) return null; e.scrollIntoView({{block: 'center'}});

@@ -1,7 +1,7 @@
 //! Writing test workspaces: TOML snippets shared by the test modules.
 
 /// A TOML basic string.
-pub fn toml_str(s: &str) -> String {
+pub(crate) fn toml_str(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -15,7 +15,7 @@ pub fn toml_str(s: &str) -> String {
 }
 
 /// `[tasks.NAME]` with a command and extra lines (TOML).
-pub fn task(name: &str, command: &str, extra: &str) -> String {
+pub(crate) fn task(name: &str, command: &str, extra: &str) -> String {
     format!("\n[tasks.{name}]\ncommand = {}\n{extra}\n", toml_str(command))
 }
 
@@ -23,7 +23,7 @@ pub fn task(name: &str, command: &str, extra: &str) -> String {
 /// runs: it exists and is not a zombie. `kill -0` is not enough: it
 /// succeeds on a zombie, and a server stopped too early can stay one for a
 /// while (its parent gone, it waits for init to reap it).
-pub fn running(pid_file: &str) -> String {
+pub(crate) fn running(pid_file: &str) -> String {
     format!(
         "s=$(sed 's/.*) //' /proc/\"$(cat {pid_file})\"/stat 2>/dev/null | cut -d' ' -f1); \
          [ -n \"$s\" ] && [ \"$s\" != Z ] && [ \"$s\" != X ]"

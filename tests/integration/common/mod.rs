@@ -6,18 +6,18 @@
 //! Modelled on jj's `cli/tests/common/test_environment.rs`. Each test owns
 //! its own `TestEnv`, so tests run in parallel without sharing anything.
 
-pub mod browser;
-pub mod buildgrid;
-pub mod devtools;
-pub mod fixtures;
-pub mod otlp;
-pub mod process;
-pub mod query;
-pub mod registry;
-pub mod snapshot;
-pub mod store;
-pub mod summary;
-pub mod tmux;
+pub(crate) mod browser;
+pub(crate) mod buildgrid;
+pub(crate) mod devtools;
+pub(crate) mod fixtures;
+pub(crate) mod otlp;
+pub(crate) mod process;
+pub(crate) mod query;
+pub(crate) mod registry;
+pub(crate) mod snapshot;
+pub(crate) mod store;
+pub(crate) mod summary;
+pub(crate) mod tmux;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,11 +25,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The name of the variable that points tasks at the shared log file.
-pub const LOG_VAR: &str = "VX_TEST_LOG";
+pub(crate) const LOG_VAR: &str = "VX_TEST_LOG";
 
 /// A temporary workspace and the environment `vx` runs in.
 #[derive(Debug)]
-pub struct TestEnv {
+pub(crate) struct TestEnv {
     /// Kept so the directory lives as long as the test.
     _temp: tempfile::TempDir,
     /// The temporary directory itself; git never looks above it.
@@ -44,7 +44,7 @@ pub struct TestEnv {
 /// write `let _ =` with the reason the outcome does not matter.
 #[derive(Debug)]
 #[must_use = "assert on what vx did, or say with `let _ =` why it does not matter"]
-pub struct Output {
+pub(crate) struct Output {
     /// The exit code; `-1` when the process was killed by a signal.
     pub code: i32,
     pub stdout: String,
@@ -54,21 +54,21 @@ pub struct Output {
 impl Output {
     /// Panics with the whole output unless the exit code is `code`.
     #[track_caller]
-    pub fn assert_code(&self, code: i32) -> &Self {
+    pub(crate) fn assert_code(&self, code: i32) -> &Self {
         assert_eq!(self.code, code, "unexpected exit code\n{self}");
         self
     }
 
     /// Panics unless the run succeeded.
     #[track_caller]
-    pub fn assert_success(&self) -> &Self {
+    pub(crate) fn assert_success(&self) -> &Self {
         self.assert_code(0)
     }
 
     /// The one line an error is made of (`vx: error: …`), after checking that
     /// stderr holds exactly one line and stdout nothing.
     #[track_caller]
-    pub fn error_line(&self) -> &str {
+    pub(crate) fn error_line(&self) -> &str {
         let lines: Vec<&str> = self.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "an error must be exactly one line on stderr\n{self}");
         assert!(lines[0].starts_with("vx: error: "), "errors start with `vx: error: `\n{self}");
@@ -77,14 +77,14 @@ impl Output {
 
     /// The lines of stdout that a task printed, prefix removed: for `id`,
     /// every `id: TEXT` line gives `TEXT`.
-    pub fn task_lines(&self, id: &str) -> Vec<&str> {
+    pub(crate) fn task_lines(&self, id: &str) -> Vec<&str> {
         let prefix = format!("{id}: ");
         self.stdout.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).collect()
     }
 
     /// The final `Tasks: …` summary line of a run.
     #[track_caller]
-    pub fn summary(&self) -> Summary {
+    pub(crate) fn summary(&self) -> Summary {
         let line = self
             .stdout
             .lines()
@@ -96,7 +96,7 @@ impl Output {
 
     /// The summary line (`skipped: …`, `failed: …`) that names `id`.
     #[track_caller]
-    pub fn summary_entry(&self, kind: &str, id: &str) -> &str {
+    pub(crate) fn summary_entry(&self, kind: &str, id: &str) -> &str {
         self.stdout
             .lines()
             .find(|l| l.starts_with(&format!("{kind}:")) && l.split_whitespace().nth(1) == Some(id))
@@ -109,12 +109,12 @@ impl Output {
 /// the run to have succeeded can drop it, the check was the point. It
 /// reads as the `Output` it holds.
 #[derive(Debug)]
-pub struct Checked(Output);
+pub(crate) struct Checked(Output);
 
 impl Output {
     /// Panics unless the run succeeded, and marks the output checked.
     #[track_caller]
-    pub fn checked_success(self) -> Checked {
+    pub(crate) fn checked_success(self) -> Checked {
         self.assert_success();
         Checked(self)
     }
@@ -122,7 +122,7 @@ impl Output {
 
 impl Checked {
     /// The output itself, to keep or take apart.
-    pub fn into_output(self) -> Output {
+    pub(crate) fn into_output(self) -> Output {
         self.0
     }
 }
@@ -151,7 +151,7 @@ impl std::fmt::Display for Output {
 /// with ` (N flaky)` after the successes when some were, and `, N group(s)`
 /// before ` in` when group tasks settled.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub run: usize,
     pub succeeded: usize,
     pub failed: usize,
@@ -165,7 +165,7 @@ pub struct Summary {
 
 impl Summary {
     /// Parses the summary line, checking every word of its fixed shape.
-    pub fn parse(line: &str) -> Option<Summary> {
+    pub(crate) fn parse(line: &str) -> Option<Summary> {
         let rest = line.strip_prefix("Tasks: ")?;
         let (counts, wall) = rest.rsplit_once(" in ")?;
         let wall_ok = !wall.is_empty()
@@ -222,13 +222,13 @@ impl Summary {
 
 impl TestEnv {
     /// A fresh, empty workspace directory named `ws`.
-    pub fn new() -> TestEnv {
+    pub(crate) fn new() -> TestEnv {
         TestEnv::with_workspace_dir("ws")
     }
 
     /// A fresh, empty workspace in a directory of the given (relative) name,
     /// which may hold spaces, non-ASCII characters and several components.
-    pub fn with_workspace_dir(name: &str) -> TestEnv {
+    pub(crate) fn with_workspace_dir(name: &str) -> TestEnv {
         let temp = tempfile::Builder::new().prefix("vx-test-").tempdir().expect("create a temporary directory");
         let base = temp.path().canonicalize().expect("canonicalize the temporary directory");
         let root = base.join(name);
@@ -240,20 +240,20 @@ impl TestEnv {
     }
 
     /// The workspace root (absolute, canonical).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Writes `contents` to `rel` (relative to the workspace root), creating
     /// parent directories.
-    pub fn write(&self, rel: &str, contents: &str) {
+    pub(crate) fn write(&self, rel: &str, contents: &str) {
         let path = self.root.join(rel);
         std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("create parent directories");
         std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 
     /// Writes an executable file (a script with a `#!` line).
-    pub fn write_executable(&self, rel: &str, contents: &str) {
+    pub(crate) fn write_executable(&self, rel: &str, contents: &str) {
         use std::os::unix::fs::PermissionsExt;
         self.write(rel, contents);
         let path = self.root.join(rel);
@@ -261,25 +261,25 @@ impl TestEnv {
     }
 
     /// Reads a file of the workspace.
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         let path = self.root.join(rel);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
     /// Removes a file of the workspace.
-    pub fn remove(&self, rel: &str) {
+    pub(crate) fn remove(&self, rel: &str) {
         let path = self.root.join(rel);
         std::fs::remove_file(&path).unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
     }
 
     /// The root `vx.toml` with the given project globs.
-    pub fn workspace(&self, globs: &[&str]) {
+    pub(crate) fn workspace(&self, globs: &[&str]) {
         let list: Vec<String> = globs.iter().map(|g| format!("{g:?}")).collect();
         self.write("vx.toml", &format!("[workspace]\nprojects = [{}]\n", list.join(", ")));
     }
 
     /// The lines tasks appended to the log, in order.
-    pub fn log(&self) -> Vec<String> {
+    pub(crate) fn log(&self) -> Vec<String> {
         match std::fs::read_to_string(&self.log) {
             Ok(text) => text.lines().map(str::to_string).collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -288,14 +288,14 @@ impl TestEnv {
     }
 
     /// The log's lines, sorted: which tasks ran, whatever the order.
-    pub fn log_set(&self) -> Vec<String> {
+    pub(crate) fn log_set(&self) -> Vec<String> {
         let mut lines = self.log();
         lines.sort();
         lines
     }
 
     /// Clears the log between two runs of one test.
-    pub fn clear_log(&self) {
+    pub(crate) fn clear_log(&self) {
         match std::fs::remove_file(&self.log) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -304,13 +304,13 @@ impl TestEnv {
     }
 
     /// Runs `vx ARGS` at the workspace root.
-    pub fn vx(&self, args: &[&str]) -> Output {
+    pub(crate) fn vx(&self, args: &[&str]) -> Output {
         self.vx_in(".", args)
     }
 
     /// Runs `vx ARGS` at the workspace root, with arguments that need not
     /// be UTF-8.
-    pub fn vx_os(&self, args: &[OsString]) -> Output {
+    pub(crate) fn vx_os(&self, args: &[OsString]) -> Output {
         let mut cmd = self.command(vx_bin().to_path_buf());
         cmd.current_dir(&self.root).args(args);
         run(cmd)
@@ -318,7 +318,7 @@ impl TestEnv {
 
     /// Runs `vx ARGS` with `dir` (relative to the workspace root, or
     /// absolute) as the working directory.
-    pub fn vx_in(&self, dir: impl AsRef<Path>, args: &[&str]) -> Output {
+    pub(crate) fn vx_in(&self, dir: impl AsRef<Path>, args: &[&str]) -> Output {
         let mut cmd = self.command(vx_bin().to_path_buf());
         cmd.current_dir(self.root.join(dir)).args(args);
         run(cmd)
@@ -326,7 +326,7 @@ impl TestEnv {
 
     /// Runs `git ARGS` at the workspace root with a fixed identity; panics
     /// when git fails.
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let mut cmd = self.command(PathBuf::from("git"));
         cmd.current_dir(&self.root).args(args);
         let out = run(cmd);
@@ -336,25 +336,31 @@ impl TestEnv {
 
     /// Runs `program ARGS` in `dir` (relative to the workspace root) with
     /// the test's environment plus `vars`: a package manager, a packer.
-    pub fn tool_in(&self, dir: &str, program: impl Into<PathBuf>, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    pub(crate) fn tool_in(
+        &self,
+        dir: &str,
+        program: impl Into<PathBuf>,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = self.command(program.into());
         cmd.current_dir(self.root.join(dir)).args(args).envs(vars.iter().copied());
         run(cmd)
     }
 
     /// `git init` with `branch` as the first branch.
-    pub fn git_init(&self, branch: &str) {
+    pub(crate) fn git_init(&self, branch: &str) {
         self.git(&["init", "--quiet", "--initial-branch", branch]);
     }
 
     /// Stages everything and commits it.
-    pub fn git_commit_all(&self, message: &str) {
+    pub(crate) fn git_commit_all(&self, message: &str) {
         self.git(&["add", "--all"]);
         self.git(&["commit", "--quiet", "--allow-empty", "-m", message]);
     }
 
     /// Creates `name` at HEAD and switches to it.
-    pub fn git_branch(&self, name: &str) {
+    pub(crate) fn git_branch(&self, name: &str) {
         self.git(&["switch", "--quiet", "--create", name]);
     }
 
@@ -385,20 +391,20 @@ impl TestEnv {
 }
 
 /// A shell command that appends `word` to the shared log.
-pub fn log_cmd(word: &str) -> String {
+pub(crate) fn log_cmd(word: &str) -> String {
     format!("echo {word} >> \"${LOG_VAR}\"")
 }
 
 /// Like [`log_cmd`], after a short pause. Dependencies use it so that an
 /// ordering bug shows: a dependent started too early would log first. The
 /// pause is never what a test asserts on.
-pub fn slow_log_cmd(word: &str) -> String {
+pub(crate) fn slow_log_cmd(word: &str) -> String {
     format!("sleep 0.2; {}", log_cmd(word))
 }
 
 /// A project `vx.toml`: `[project]` with `deps`, then `tasks` as
 /// `(name, command, depends-on)`.
-pub fn project_toml(name: &str, deps: &[&str], tasks: &[(&str, &str, &[&str])]) -> String {
+pub(crate) fn project_toml(name: &str, deps: &[&str], tasks: &[(&str, &str, &[&str])]) -> String {
     let quote = |items: &[&str]| items.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ");
     let mut out = format!("[project]\nname = {name:?}\ndepends-on = [{}]\n", quote(deps));
     for (task, command, depends_on) in tasks {
@@ -425,7 +431,7 @@ fn run(mut cmd: Command) -> Output {
 /// host's sources and the tests run under cargo (`$CARGO` is set), it is
 /// built once per test process with `cargo build -p vx` for the same
 /// profile; otherwise a missing binary is a panic that says how to build it.
-pub fn vx_bin() -> &'static Path {
+pub(crate) fn vx_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(bin) = std::env::var_os("VX_BIN").filter(|b| !b.is_empty()) {
@@ -482,12 +488,12 @@ fn build_vx(profile_dir: &Path) {
 
 /// Position of `line` in `log`; panics when it is missing.
 #[track_caller]
-pub fn position(log: &[String], line: &str) -> usize {
+pub(crate) fn position(log: &[String], line: &str) -> usize {
     log.iter().position(|l| l == line).unwrap_or_else(|| panic!("`{line}` is not in the log {log:?}"))
 }
 
 /// Panics unless `before` comes before `after` in `log`.
 #[track_caller]
-pub fn assert_before(log: &[String], before: &str, after: &str) {
+pub(crate) fn assert_before(log: &[String], before: &str, after: &str) {
     assert!(position(log, before) < position(log, after), "`{before}` must come before `{after}` in {log:?}");
 }

@@ -11,9 +11,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, PoisonError};
 
-pub use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-pub use opentelemetry_proto::tonic::common::v1::any_value::Value;
-pub use opentelemetry_proto::tonic::trace::v1::Span;
+pub(crate) use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+pub(crate) use opentelemetry_proto::tonic::common::v1::any_value::Value;
+pub(crate) use opentelemetry_proto::tonic::trace::v1::Span;
 
 /// What the receiver got: decoded exports, and why any request was refused.
 #[derive(Debug, Default)]
@@ -24,13 +24,13 @@ struct Received {
 
 /// A running receiver; its thread ends with the test process.
 #[derive(Debug)]
-pub struct OtlpReceiver {
+pub(crate) struct OtlpReceiver {
     port: u16,
     received: Arc<Mutex<Received>>,
 }
 
 impl OtlpReceiver {
-    pub fn start() -> OtlpReceiver {
+    pub(crate) fn start() -> OtlpReceiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port on 127.0.0.1");
         let port = listener.local_addr().expect("a bound address").port();
         let received = Arc::new(Mutex::new(Received::default()));
@@ -49,12 +49,12 @@ impl OtlpReceiver {
     }
 
     /// `http://127.0.0.1:PORT`, for `endpoint` and `allow-hosts`.
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Every span received so far, in arrival order.
-    pub fn spans(&self) -> Vec<Span> {
+    pub(crate) fn spans(&self) -> Vec<Span> {
         let got = self.received.lock().unwrap_or_else(PoisonError::into_inner);
         assert!(got.errors.is_empty(), "the receiver refused requests: {:?}", got.errors);
         got.exports
@@ -66,7 +66,7 @@ impl OtlpReceiver {
     }
 
     /// The `service.name` of every export's resources.
-    pub fn service_names(&self) -> Vec<String> {
+    pub(crate) fn service_names(&self) -> Vec<String> {
         let got = self.received.lock().unwrap_or_else(PoisonError::into_inner);
         got.exports
             .iter()
@@ -82,7 +82,7 @@ impl OtlpReceiver {
 }
 
 /// The value of attribute `key` of `span`.
-pub fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
+pub(crate) fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
     span.attributes.iter().find(|kv| kv.key == key).and_then(|kv| kv.value.as_ref()).and_then(|v| v.value.as_ref())
 }
 

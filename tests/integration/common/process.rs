@@ -20,7 +20,7 @@ use nix::unistd::Pid;
 use super::{LOG_VAR, Output, TestEnv, vx_bin};
 
 /// How long any awaited event may take before the test fails.
-pub const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The directory of the helper binaries (`vx-test-forker`, …), put first
 /// on the `PATH` of every `vx` started through [`TestEnv::vx_command`].
@@ -39,14 +39,14 @@ fn helpers_dir() -> &'static Path {
 
 /// A `vx` invocation being prepared.
 #[derive(Debug)]
-pub struct VxCommand {
+pub(crate) struct VxCommand {
     cmd: Command,
     ignore_sighup: bool,
 }
 
 impl TestEnv {
     /// `vx ARGS` at the workspace root, with the helper binaries on `PATH`.
-    pub fn vx_command(&self, args: &[&str]) -> VxCommand {
+    pub(crate) fn vx_command(&self, args: &[&str]) -> VxCommand {
         let mut cmd = self.command(vx_bin().to_path_buf());
         let mut path = std::ffi::OsString::from(helpers_dir());
         path.push(":");
@@ -58,7 +58,7 @@ impl TestEnv {
     /// `program ARGS` in `dir` of the workspace, with the test's
     /// environment plus `vars`, as a live process: a package manager that
     /// runs vx through its npm launcher (`npm_packages.rs`).
-    pub fn tool_command(
+    pub(crate) fn tool_command(
         &self,
         dir: &str,
         program: impl Into<PathBuf>,
@@ -72,26 +72,26 @@ impl TestEnv {
 
     /// Live processes (zombies aside) that carry this environment's marker:
     /// everything `vx` started here, and `vx` and its guard themselves.
-    pub fn live_processes(&self) -> Vec<Proc> {
+    pub(crate) fn live_processes(&self) -> Vec<Proc> {
         let marker = format!("{LOG_VAR}={}", self.log.display());
         all_pids().into_iter().filter(|&p| alive(p) && has_env(p, &marker)).filter_map(Proc::read).collect()
     }
 
     /// A path inside the workspace.
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 }
 
 impl VxCommand {
-    pub fn env(mut self, key: &str, value: &str) -> VxCommand {
+    pub(crate) fn env(mut self, key: &str, value: &str) -> VxCommand {
         self.cmd.env(key, value);
         self
     }
 
     /// Runs vx through `program PRE_ARGS… vx ARGS…` (`setpriv`, `sh -c
     /// 'ulimit …; exec "$@"'`), with the same environment and directory.
-    pub fn wrapped(self, program: &str, pre_args: &[&str]) -> VxCommand {
+    pub(crate) fn wrapped(self, program: &str, pre_args: &[&str]) -> VxCommand {
         #[expect(clippy::disallowed_methods, reason = "tests start vx directly, not through the guard")]
         let mut cmd = Command::new(program);
         cmd.env_clear().args(pre_args).arg(self.cmd.get_program()).args(self.cmd.get_args());
@@ -110,13 +110,13 @@ impl VxCommand {
 
     /// Gives vx a pipe for standard input ([`Running::take_stdin`]): a
     /// protocol spoken on it (`vx mcp`).
-    pub fn piped_stdin(mut self) -> VxCommand {
+    pub(crate) fn piped_stdin(mut self) -> VxCommand {
         self.cmd.stdin(Stdio::piped());
         self
     }
 
     /// Starts vx with SIGHUP ignored, as `nohup` does.
-    pub fn ignore_sighup(mut self) -> VxCommand {
+    pub(crate) fn ignore_sighup(mut self) -> VxCommand {
         self.ignore_sighup = true;
         self
     }
@@ -124,14 +124,14 @@ impl VxCommand {
     /// Starts vx as the leader of a process group of its own, as a shell
     /// with job control does, so that [`Running::signal_group`] reaches it
     /// the way a terminal's Ctrl-C does.
-    pub fn own_group(mut self) -> VxCommand {
+    pub(crate) fn own_group(mut self) -> VxCommand {
         use std::os::unix::process::CommandExt;
         self.cmd.process_group(0);
         self
     }
 
     /// Starts vx in the background, its output collected as it comes.
-    pub fn spawn(mut self) -> Running {
+    pub(crate) fn spawn(mut self) -> Running {
         use std::os::unix::process::CommandExt;
         let handler = if self.ignore_sighup { SigHandler::SigIgn } else { SigHandler::SigDfl };
         // SAFETY: sigaction is async-signal-safe; the disposition (ignored
@@ -150,7 +150,7 @@ impl VxCommand {
     }
 
     /// Runs vx to completion (bounded by [`PATIENCE`]).
-    pub fn output(self) -> Output {
+    pub(crate) fn output(self) -> Output {
         self.spawn().finish()
     }
 }
@@ -175,7 +175,7 @@ fn collect(mut pipe: impl Read + Send + 'static, done: mpsc::Sender<()>) -> Arc<
 /// A `vx` running in the background. Dropping it kills vx with SIGKILL
 /// (its guard then stops the tasks), so a failing test leaves nothing.
 #[derive(Debug)]
-pub struct Running {
+pub(crate) struct Running {
     child: Child,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -184,40 +184,40 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
-    pub fn signal(&self, signal: Signal) {
+    pub(crate) fn signal(&self, signal: Signal) {
         send(self.pid(), signal);
     }
 
     /// Sends `signal` to vx's process group (see [`VxCommand::own_group`]):
     /// what a terminal does on Ctrl-C.
-    pub fn signal_group(&self, signal: Signal) {
+    pub(crate) fn signal_group(&self, signal: Signal) {
         send(-self.pid(), signal);
     }
 
     /// The write end of vx's standard input, once (see
     /// [`VxCommand::piped_stdin`]); dropping it closes vx's input.
-    pub fn take_stdin(&mut self) -> std::process::ChildStdin {
+    pub(crate) fn take_stdin(&mut self) -> std::process::ChildStdin {
         self.child.stdin.take().expect("started with piped_stdin")
     }
 
     /// Everything vx wrote so far.
-    pub fn output_so_far(&self) -> Output {
+    pub(crate) fn output_so_far(&self) -> Output {
         let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().expect("output lock")).into_owned();
         Output { code: self.exit.unwrap_or(-2), stdout: text(&self.stdout), stderr: text(&self.stderr) }
     }
 
     /// Whether vx is still running.
-    pub fn is_running(&mut self) -> bool {
+    pub(crate) fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("poll vx").is_none()
     }
 
     /// Waits until vx's stdout contains `needle`.
     #[track_caller]
-    pub fn wait_for_stdout(&self, needle: &str) {
+    pub(crate) fn wait_for_stdout(&self, needle: &str) {
         let found = poll(|| self.output_so_far().stdout.contains(needle));
         assert!(found, "vx never printed `{needle}`\n{}", self.output_so_far());
     }
@@ -225,7 +225,7 @@ impl Running {
     /// Waits for vx to exit and for its output to close, then returns what
     /// it did. A vx that does not exit in time is killed and the test fails.
     #[track_caller]
-    pub fn finish(mut self) -> Output {
+    pub(crate) fn finish(mut self) -> Output {
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("wait for vx") {
@@ -261,20 +261,20 @@ impl Drop for Running {
 }
 
 /// Sends `signal` to `pid`.
-pub fn send(pid: i32, signal: Signal) {
+pub(crate) fn send(pid: i32, signal: Signal) {
     #[expect(clippy::disallowed_methods, reason = "the tests signal vx and its guard from outside")]
     nix::sys::signal::kill(Pid::from_raw(pid), signal).unwrap_or_else(|e| panic!("send {signal} to {pid}: {e}"));
 }
 
 /// Sends `signal` to `pid` if it still exists; whether it did.
-pub fn try_send(pid: i32, signal: Signal) -> bool {
+pub(crate) fn try_send(pid: i32, signal: Signal) -> bool {
     #[expect(clippy::disallowed_methods, reason = "the tests signal vx and its guard from outside")]
     nix::sys::signal::kill(Pid::from_raw(pid), signal).is_ok()
 }
 
 /// Polls `check` every few milliseconds until it holds or [`PATIENCE`] has
 /// passed; whether it held.
-pub fn poll(mut check: impl FnMut() -> bool) -> bool {
+pub(crate) fn poll(mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if check() {
@@ -289,7 +289,7 @@ pub fn poll(mut check: impl FnMut() -> bool) -> bool {
 
 /// One process, as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone)]
-pub struct Proc {
+pub(crate) struct Proc {
     pub pid: i32,
     pub ppid: i32,
     pub name: String,
@@ -297,7 +297,7 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub fn read(pid: i32) -> Option<Proc> {
+    pub(crate) fn read(pid: i32) -> Option<Proc> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         let open = stat.find('(')?;
         let close = stat.rfind(')')?;
@@ -319,7 +319,7 @@ impl std::fmt::Display for Proc {
 /// a signal that a process ignores as it is sent, so an ignored and
 /// uncaught signal cannot reach the process's code at all.
 #[track_caller]
-pub fn disposition(pid: i32, signal: Signal) -> (bool, bool) {
+pub(crate) fn disposition(pid: i32, signal: Signal) -> (bool, bool) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_else(|e| panic!("read the status of {pid}: {e}"));
     let mask = |field: &str| {
@@ -334,7 +334,7 @@ pub fn disposition(pid: i32, signal: Signal) -> (bool, bool) {
 }
 
 /// Whether `pid` is a live process: it exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     Proc::read(pid).is_some_and(|p| !matches!(p.state, 'Z' | 'X'))
 }
 
@@ -355,7 +355,7 @@ fn cmdline(pid: i32) -> Vec<String> {
 
 /// The guard processes of the vx with PID `vx`: its children started as
 /// `vx __guard …`.
-pub fn guards_of(vx: i32) -> Vec<i32> {
+pub(crate) fn guards_of(vx: i32) -> Vec<i32> {
     all_pids()
         .into_iter()
         .filter(|&p| Proc::read(p).is_some_and(|info| info.ppid == vx && alive(p)))
@@ -366,7 +366,7 @@ pub fn guards_of(vx: i32) -> Vec<i32> {
 /// The guard of the vx with PID `vx`, once it is up; panics unless there is
 /// exactly one.
 #[track_caller]
-pub fn guard_of(vx: i32) -> i32 {
+pub(crate) fn guard_of(vx: i32) -> i32 {
     let mut found = Vec::new();
     poll(|| {
         found = guards_of(vx);
@@ -379,7 +379,7 @@ pub fn guard_of(vx: i32) -> i32 {
 /// Waits until `rel` (in the workspace) holds at least `n` whole lines of
 /// PIDs, written by a helper or a task, and returns them.
 #[track_caller]
-pub fn read_pids(env: &TestEnv, rel: &str, n: usize) -> Vec<i32> {
+pub(crate) fn read_pids(env: &TestEnv, rel: &str, n: usize) -> Vec<i32> {
     let path = env.path(rel);
     let mut pids = Vec::new();
     let complete = poll(|| {
@@ -393,7 +393,7 @@ pub fn read_pids(env: &TestEnv, rel: &str, n: usize) -> Vec<i32> {
 
 /// Panics unless every one of `pids` is alive now.
 #[track_caller]
-pub fn assert_alive(pids: &[i32], what: &str) {
+pub(crate) fn assert_alive(pids: &[i32], what: &str) {
     let dead: Vec<i32> = pids.iter().copied().filter(|&p| !alive(p)).collect();
     assert!(dead.is_empty(), "{what}: these should still run but are gone: {dead:?}");
 }
@@ -402,7 +402,7 @@ pub fn assert_alive(pids: &[i32], what: &str) {
 /// that carries its marker: a task, its descendants, vx or its guard) is
 /// left; panics naming the survivors.
 #[track_caller]
-pub fn assert_nothing_left(env: &TestEnv, pids: &[i32], context: &dyn std::fmt::Display) {
+pub(crate) fn assert_nothing_left(env: &TestEnv, pids: &[i32], context: &dyn std::fmt::Display) {
     let mut survivors = Vec::new();
     let clean = poll(|| {
         survivors = pids.iter().copied().filter(|&p| alive(p)).filter_map(Proc::read).collect();
@@ -427,7 +427,7 @@ impl TestEnv {
     /// test) into vx's own, so a test that measures vx must never hold much
     /// itself: hence stdout goes to a file, to be read a line at a time.
     #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
-    pub fn vx_peak_rss(&self, args: &[&str], stdout: &Path) -> (i32, String, u64) {
+    pub(crate) fn vx_peak_rss(&self, args: &[&str], stdout: &Path) -> (i32, String, u64) {
         let file = std::fs::File::create(stdout).expect("create the stdout file");
         let mut cmd = self.command(vx_bin().to_path_buf());
         cmd.current_dir(&self.root).args(args).stdin(Stdio::null()).stdout(file).stderr(Stdio::piped());

@@ -8,7 +8,7 @@ use super::TestEnv;
 /// Each planned `build` with its reasons (empty for a dependency the plan
 /// pulls in), sorted by id.
 #[track_caller]
-pub fn query_affected_builds(env: &TestEnv) -> Vec<(String, Vec<Value>)> {
+pub(crate) fn query_affected_builds(env: &TestEnv) -> Vec<(String, Vec<Value>)> {
     let out = env.vx(&["query", "build", "--affected", "--format", "json"]);
     out.assert_success();
     let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e})\n{out}"));

@@ -28,7 +28,7 @@ const VERDACCIO_VERSION: &str = "6.8.0";
 
 /// A running verdaccio, stopped when dropped.
 #[derive(Debug)]
-pub struct Registry {
+pub(crate) struct Registry {
     child: Child,
     url: String,
     version: String,
@@ -36,7 +36,7 @@ pub struct Registry {
 
 impl Registry {
     /// Starts a registry holding vx's packages, its storage and config in `dir`.
-    pub fn start(dir: &Path) -> Registry {
+    pub(crate) fn start(dir: &Path) -> Registry {
         let published = published_storage();
         let storage = dir.join("storage");
         copy_linked(&published.join("storage"), &storage);
@@ -46,12 +46,12 @@ impl Registry {
     }
 
     /// `http://127.0.0.1:PORT/`.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 
     /// The version every package was published at (vx's own).
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         &self.version
     }
 }

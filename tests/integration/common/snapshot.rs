@@ -16,40 +16,40 @@ use super::{Output, TestEnv};
 
 /// The transcript of a test: files written and `vx` runs, in order.
 #[derive(Debug)]
-pub struct Transcript<'e> {
+pub(crate) struct Transcript<'e> {
     env: &'e TestEnv,
     text: String,
 }
 
 impl<'e> Transcript<'e> {
-    pub fn new(env: &'e TestEnv) -> Transcript<'e> {
+    pub(crate) fn new(env: &'e TestEnv) -> Transcript<'e> {
         Transcript { env, text: String::new() }
     }
 
     /// The environment the transcript runs in.
-    pub fn env(&self) -> &'e TestEnv {
+    pub(crate) fn env(&self) -> &'e TestEnv {
         self.env
     }
 
     /// The transcript so far.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// A line of prose, for a reader of the snapshot.
-    pub fn note(&mut self, text: &str) -> &mut Self {
+    pub(crate) fn note(&mut self, text: &str) -> &mut Self {
         self.text.push_str(&format!("# {text}\n\n"));
         self
     }
 
     /// Writes a workspace file and shows it.
-    pub fn write(&mut self, rel: &str, contents: &str) -> &mut Self {
+    pub(crate) fn write(&mut self, rel: &str, contents: &str) -> &mut Self {
         self.env.write(rel, contents);
         self.show_file(rel)
     }
 
     /// Shows a workspace file as it is now (written by a fixture).
-    pub fn show_file(&mut self, rel: &str) -> &mut Self {
+    pub(crate) fn show_file(&mut self, rel: &str) -> &mut Self {
         let contents = self.env.read(rel);
         self.text.push_str(&format!("--- {rel}\n{contents}"));
         if !contents.ends_with('\n') {
@@ -60,14 +60,14 @@ impl<'e> Transcript<'e> {
     }
 
     /// Runs `vx ARGS` at the workspace root and records it.
-    pub fn vx(&mut self, args: &[&str]) -> Output {
+    pub(crate) fn vx(&mut self, args: &[&str]) -> Output {
         let out = self.env.vx(args);
         self.record(None, args, &out);
         out
     }
 
     /// Runs `vx ARGS` in `dir` (relative to the root) and records it.
-    pub fn vx_in(&mut self, dir: &str, args: &[&str]) -> Output {
+    pub(crate) fn vx_in(&mut self, dir: &str, args: &[&str]) -> Output {
         let out = self.env.vx_in(dir, args);
         self.record(Some(dir), args, &out);
         out
@@ -75,7 +75,7 @@ impl<'e> Transcript<'e> {
 
     /// Records a run made some other way (a `VxCommand` with extra
     /// variables, say), with the arguments it was given.
-    pub fn record(&mut self, dir: Option<&str>, args: &[&str], out: &Output) -> &mut Self {
+    pub(crate) fn record(&mut self, dir: Option<&str>, args: &[&str], out: &Output) -> &mut Self {
         let words: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
         let cd = dir.map(|d| format!("(cd {} && ", shell_word(d))).unwrap_or_default();
         let close = if dir.is_some() { ")" } else { "" };
@@ -108,7 +108,7 @@ fn shell_word(arg: &str) -> String {
 /// The placeholders, as `(regex, replacement)` in the order they apply:
 /// the environment's own paths first (longest first), then the values
 /// that change from run to run.
-pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
+pub(crate) fn filters(env: &TestEnv) -> Vec<(String, String)> {
     let path = |p: &std::path::Path| regex::escape(p.to_str().expect("temporary paths are UTF-8"));
     vec![
         (path(&env.root), "[ROOT]".into()),
@@ -144,7 +144,7 @@ pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
 /// insta's settings for a snapshot of `env`: its filters, snapshots named
 /// after the test alone, and no expression in the header (the transcript
 /// says what was run).
-pub fn settings(env: &TestEnv) -> insta::Settings {
+pub(crate) fn settings(env: &TestEnv) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);

@@ -9,19 +9,19 @@ use serde_json::Value;
 
 use super::TestEnv;
 
-pub const MAGIC: &[u8] = b"VXCE1\n";
+pub(crate) const MAGIC: &[u8] = b"VXCE1\n";
 
 /// The default store of a workspace.
-pub fn store(env: &TestEnv) -> PathBuf {
+pub(crate) fn store(env: &TestEnv) -> PathBuf {
     env.path(".vx/cache")
 }
 
-pub fn entry_path(store: &Path, key: &str) -> PathBuf {
+pub(crate) fn entry_path(store: &Path, key: &str) -> PathBuf {
     store.join("entries").join(&key[..2]).join(key)
 }
 
 /// Every file under `STORE/entries/` (whatever its shape), sorted.
-pub fn entry_files(store: &Path) -> Vec<PathBuf> {
+pub(crate) fn entry_files(store: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(shards) = std::fs::read_dir(store.join("entries")) else { return out };
     for shard in shards.flatten() {
@@ -36,7 +36,7 @@ pub fn entry_files(store: &Path) -> Vec<PathBuf> {
 
 /// An entry read back and verified.
 #[derive(Debug)]
-pub struct RawEntry {
+pub(crate) struct RawEntry {
     pub header: Value,
     pub log: Vec<u8>,
     pub archive: Vec<u8>,
@@ -44,7 +44,7 @@ pub struct RawEntry {
 
 /// Parses an entry file and verifies it exactly as a reader must: magic,
 /// header, the key it is filed under, lengths and the BLAKE3 of the body.
-pub fn parse_entry(bytes: &[u8], key: &str) -> Result<RawEntry, String> {
+pub(crate) fn parse_entry(bytes: &[u8], key: &str) -> Result<RawEntry, String> {
     let rest = bytes.strip_prefix(MAGIC).ok_or("no magic")?;
     let (len, rest) = rest.split_at_checked(8).ok_or("truncated length")?;
     let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
@@ -66,7 +66,7 @@ pub fn parse_entry(bytes: &[u8], key: &str) -> Result<RawEntry, String> {
 }
 
 /// Serialises an entry with correct lengths and body hash.
-pub fn encode_entry(mut header: Value, log: &[u8], archive: &[u8]) -> Vec<u8> {
+pub(crate) fn encode_entry(mut header: Value, log: &[u8], archive: &[u8]) -> Vec<u8> {
     let mut body = blake3::Hasher::new();
     body.update(log);
     body.update(archive);
@@ -85,7 +85,7 @@ pub fn encode_entry(mut header: Value, log: &[u8], archive: &[u8]) -> Vec<u8> {
 /// Panics unless every file under `entries/` is a whole, verified entry
 /// filed under its own key; returns the keys.
 #[track_caller]
-pub fn assert_store_verifies(store: &Path) -> Vec<String> {
+pub(crate) fn assert_store_verifies(store: &Path) -> Vec<String> {
     let mut keys = Vec::new();
     for path in entry_files(store) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();

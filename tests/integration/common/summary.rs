@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 /// Validates `doc` against `docs/schema/run-summary.v1.json`.
-pub fn assert_valid(doc: &Value) {
+pub(crate) fn assert_valid(doc: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/run-summary.v1.json");
     let text = std::fs::read_to_string(&path).expect("the schema file");
     let schema: Value = serde_json::from_str(&text).expect("the schema file is JSON");
@@ -17,6 +17,6 @@ pub fn assert_valid(doc: &Value) {
 }
 
 /// The task `id` of a summary document.
-pub fn task<'a>(doc: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn task<'a>(doc: &'a Value, id: &str) -> &'a Value {
     doc["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap_or_else(|| panic!("no {id} in {doc:#}"))
 }

@@ -16,13 +16,13 @@ fn quote(s: &str) -> String {
 }
 
 /// `vx ARGS` running in a detached tmux session of its own.
-pub struct Terminal {
+pub(crate) struct Terminal {
     socket: String,
     rc: PathBuf,
 }
 
 impl Terminal {
-    pub fn start(env: &TestEnv, args: &str) -> Terminal {
+    pub(crate) fn start(env: &TestEnv, args: &str) -> Terminal {
         let n = SESSIONS.fetch_add(1, Ordering::SeqCst);
         let socket = format!("vx-test-{}-{n}", std::process::id());
         let base = env.root().parent().expect("the workspace has a parent").to_path_buf();
@@ -41,7 +41,7 @@ impl Terminal {
         term
     }
 
-    pub fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         #[expect(clippy::disallowed_methods, reason = "the test drives a terminal, outside any task")]
         let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output();
         let out = out.expect("tmux must be installed (scripts/test installs it)");
@@ -49,23 +49,23 @@ impl Terminal {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    pub fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p"])
     }
 
     #[track_caller]
-    pub fn wait_for(&self, needle: &str) {
+    pub(crate) fn wait_for(&self, needle: &str) {
         assert!(poll(|| self.screen().contains(needle)), "`{needle}` never appeared on the screen:\n{}", self.screen());
     }
 
-    pub fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys"];
         args.extend_from_slice(keys);
         self.tmux(&args);
     }
 
     #[track_caller]
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         let read = || std::fs::read_to_string(&self.rc).ok().and_then(|s| s.trim().parse::<i32>().ok());
         assert!(poll(|| read().is_some()), "vx did not exit within {PATIENCE:?}:\n{}", self.screen());
         read().expect("the exit code was written")

@@ -47,12 +47,12 @@ impl SourceKind {
 }
 
 /// The source formats whose marker file is at `root`.
-pub fn detect(root: &Path) -> Vec<SourceKind> {
+pub(crate) fn detect(root: &Path) -> Vec<SourceKind> {
     SourceKind::ALL.into_iter().filter(|k| k.present(root)).collect()
 }
 
 /// The source to read: `from` when given, else the one format present.
-pub fn choose_source(root: &Path, from: Option<SourceKind>) -> Result<SourceKind> {
+pub(crate) fn choose_source(root: &Path, from: Option<SourceKind>) -> Result<SourceKind> {
     if let Some(kind) = from {
         return Ok(kind);
     }

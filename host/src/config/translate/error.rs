@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::config::ConfigError;
 use crate::error::{Error, ErrorKind};
 
-pub type Result<T, E = InitError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = InitError> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {

@@ -24,7 +24,10 @@ mod source;
 mod turbo;
 mod turbo_task;
 
-pub use detect::{SourceKind, choose_source, detect, translate};
-pub use error::InitError;
-pub use model::{BoundarySpec, Broken, Dep, Note, Plan, ProjectSpec, TaskSpec};
-pub use render::{RenderedFile, render, with_schema_comment};
+pub use detect::SourceKind;
+pub(crate) use detect::choose_source;
+pub use detect::translate;
+pub(crate) use error::InitError;
+pub(crate) use model::Broken;
+pub use render::render;
+pub(crate) use render::{RenderedFile, with_schema_comment};

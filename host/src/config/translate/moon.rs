@@ -17,7 +17,7 @@ use super::source::{describe, last_component, package_at, read_yaml, strings};
 
 const WORKSPACE: &str = ".moon/workspace.yml";
 
-pub fn read(root: &Path) -> Result<Plan> {
+pub(crate) fn read(root: &Path) -> Result<Plan> {
     let ws = read_yaml(root, WORKSPACE)?.unwrap_or(Value::Null);
     let Some(ws) = ws.as_object() else {
         return Err(InitError::NotAMapping { file: WORKSPACE });

@@ -34,7 +34,7 @@ const LAYERS: [(&str, bool); 6] = [
 const STACKS: [&str; 4] = ["frontend", "backend", "infrastructure", "systems"];
 
 /// The tags a `moon.yml`'s `layer` (or `type`), `stack` and `language` say.
-pub fn metadata_tags(config: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn metadata_tags(config: &Map<String, Value>) -> Vec<String> {
     let layer = config.get("layer").or_else(|| config.get("type"));
     [("layer", layer), ("stack", config.get("stack")), ("language", config.get("language"))]
         .into_iter()
@@ -47,7 +47,7 @@ pub fn metadata_tags(config: &Map<String, Value>) -> Vec<String> {
 
 /// `constraints` (absent: moon's defaults), as boundaries over the
 /// projects' tags; the projects must be translated first.
-pub fn translate_constraints(file: &str, constraints: Option<&Value>, plan: &mut Plan) {
+pub(crate) fn translate_constraints(file: &str, constraints: Option<&Value>, plan: &mut Plan) {
     let mut layers = true;
     let mut tag_rules = Vec::new();
     match constraints {

@@ -12,7 +12,7 @@ use super::source::{describe, project_relative, sh_quote, strings};
 
 /// What every project inherits from `.moon/tasks.yml`.
 #[derive(Debug, Default)]
-pub struct Inherited {
+pub(crate) struct Inherited {
     /// Task name → (file it came from, definition).
     pub tasks: BTreeMap<String, (String, Value)>,
     pub file_groups: Map<String, Value>,
@@ -21,7 +21,7 @@ pub struct Inherited {
 }
 
 /// Where a task is being translated.
-pub struct TaskCtx<'a> {
+pub(crate) struct TaskCtx<'a> {
     pub file: &'a str,
     pub name: &'a str,
     pub dir: &'a str,
@@ -37,7 +37,7 @@ impl TaskCtx<'_> {
     }
 }
 
-pub fn translate_task(def: &Map<String, Value>, ctx: &TaskCtx<'_>, plan: &mut Plan) -> TaskSpec {
+pub(crate) fn translate_task(def: &Map<String, Value>, ctx: &TaskCtx<'_>, plan: &mut Plan) -> TaskSpec {
     let mut task =
         TaskSpec { cache: true, origin: (ctx.file.to_string(), format!("tasks.{}", ctx.name)), ..TaskSpec::default() };
     let mut env_values = ctx.env.clone();

@@ -25,7 +25,7 @@ struct NxProject {
     config: Option<(String, Map<String, Value>)>,
 }
 
-pub fn read(root: &Path) -> Result<Plan> {
+pub(crate) fn read(root: &Path) -> Result<Plan> {
     let nx = read_json(root, FILE)?.unwrap_or(Value::Null);
     let Some(nx) = nx.as_object() else {
         return Err(InitError::NotAnObject { file: FILE });

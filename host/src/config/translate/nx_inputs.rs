@@ -11,7 +11,7 @@ use super::source::{describe, project_relative};
 const MAX_DEPTH: usize = 16;
 
 /// Expands one target's `inputs` for the project at `dir`.
-pub struct Resolver<'a> {
+pub(crate) struct Resolver<'a> {
     pub dir: &'a str,
     pub named: &'a Map<String, Value>,
     pub file: &'a str,
@@ -21,7 +21,7 @@ pub struct Resolver<'a> {
 
 impl Resolver<'_> {
     /// The project-relative input globs and the env names.
-    pub fn inputs(&mut self, value: &Value) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn inputs(&mut self, value: &Value) -> (Vec<String>, Vec<String>) {
         let mut globs = Vec::new();
         let mut env = Vec::new();
         self.walk(value, 0, &mut globs, &mut env);
@@ -94,7 +94,7 @@ impl Resolver<'_> {
 
 /// Expands `outputs` for the project at `dir`; `{options.x}` reads the
 /// target's options.
-pub fn resolve_outputs(
+pub(crate) fn resolve_outputs(
     value: &Value,
     dir: &str,
     options: &Map<String, Value>,

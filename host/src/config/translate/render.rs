@@ -52,7 +52,7 @@ pub fn render(plan: &Plan) -> Vec<RenderedFile> {
 /// this vx's version, so an editor completes and checks the keys it reads.
 // Not in `render`: a turbo.json read as configuration is rendered too, and
 // its diagnostics count lines of the rendered text.
-pub fn with_schema_comment(files: Vec<RenderedFile>) -> Vec<RenderedFile> {
+pub(crate) fn with_schema_comment(files: Vec<RenderedFile>) -> Vec<RenderedFile> {
     let line = format!("#:schema {}\n", crate::config::schema_url());
     files.into_iter().map(|f| RenderedFile { text: format!("{line}{}", f.text), ..f }).collect()
 }

@@ -10,7 +10,7 @@ use super::error::{InitError, Result};
 use crate::config::{expand_project_globs, read_package_json, read_pnpm_workspace};
 
 /// Reads `root/rel` as JSON; `None` when the file does not exist.
-pub fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
+pub(crate) fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
     let Some(text) = read_text(root, rel)? else { return Ok(None) };
     serde_json::from_str(&text).map(Some).map_err(|e| invalid(rel, &e.to_string()))
 }
@@ -18,7 +18,7 @@ pub fn read_json(root: &Path, rel: &str) -> Result<Option<Value>> {
 /// Reads `root/rel` as JSONC (comments and trailing commas allowed, as
 /// turbo reads its files); `None` when the file does not exist. A syntax
 /// error names the file, line and column.
-pub fn read_jsonc(root: &Path, rel: &str) -> Result<Option<Value>> {
+pub(crate) fn read_jsonc(root: &Path, rel: &str) -> Result<Option<Value>> {
     let Some(text) = read_text(root, rel)? else { return Ok(None) };
     serde_json::from_str(&crate::lockfile::jsonc::to_json(&text)).map(Some).map_err(|e| {
         let why = e.to_string();
@@ -29,7 +29,7 @@ pub fn read_jsonc(root: &Path, rel: &str) -> Result<Option<Value>> {
 
 /// Reads `root/rel` as YAML; `None` when the file does not exist. An
 /// empty file is an empty mapping.
-pub fn read_yaml(root: &Path, rel: &str) -> Result<Option<Value>> {
+pub(crate) fn read_yaml(root: &Path, rel: &str) -> Result<Option<Value>> {
     let Some(text) = read_text(root, rel)? else { return Ok(None) };
     if text.trim().is_empty() {
         return Ok(Some(Value::Object(serde_json::Map::new())));
@@ -47,7 +47,7 @@ fn invalid(rel: &str, why: &str) -> InitError {
 
 /// A directory that holds a project, as vx will see it.
 #[derive(Debug, Clone)]
-pub struct Package {
+pub(crate) struct Package {
     /// Relative to the root, `/`-separated.
     pub dir: String,
     /// The `package.json` name, if any.
@@ -58,18 +58,18 @@ pub struct Package {
 
 impl Package {
     /// The name vx infers: the `package.json` name, else the directory name.
-    pub fn vx_name(&self) -> String {
+    pub(crate) fn vx_name(&self) -> String {
         self.package_name.clone().unwrap_or_else(|| last_component(&self.dir).to_string())
     }
 }
 
 /// The last component of a `/`-separated path.
-pub fn last_component(dir: &str) -> &str {
+pub(crate) fn last_component(dir: &str) -> &str {
     dir.rsplit('/').next().unwrap_or(dir)
 }
 
 /// `package.json` `workspaces`, else `pnpm-workspace.yaml` `packages`.
-pub fn js_workspace_globs(root: &Path) -> Result<Vec<String>> {
+pub(crate) fn js_workspace_globs(root: &Path) -> Result<Vec<String>> {
     if let Some(ws) = read_package_json(root, root)?.and_then(|p| p.workspaces) {
         return Ok(ws.globs().to_vec());
     }
@@ -77,7 +77,7 @@ pub fn js_workspace_globs(root: &Path) -> Result<Vec<String>> {
 }
 
 /// The package at `root/dir` (whether or not it has a `package.json`).
-pub fn package_at(root: &Path, dir: &str) -> Result<Package> {
+pub(crate) fn package_at(root: &Path, dir: &str) -> Result<Package> {
     let pkg = read_package_json(root, &root.join(dir))?;
     Ok(Package {
         dir: dir.to_string(),
@@ -89,7 +89,7 @@ pub fn package_at(root: &Path, dir: &str) -> Result<Package> {
 
 /// The projects the JavaScript workspace globs match (directories with a
 /// `package.json` or `vx.toml`), the root excluded.
-pub fn js_packages(root: &Path, globs: &[String]) -> Result<Vec<Package>> {
+pub(crate) fn js_packages(root: &Path, globs: &[String]) -> Result<Vec<Package>> {
     expand_project_globs(root, globs)?
         .into_iter()
         .filter_map(|d| d.strip_prefix(root).ok().map(|r| r.to_string_lossy().replace('\\', "/")))
@@ -99,7 +99,7 @@ pub fn js_packages(root: &Path, globs: &[String]) -> Result<Vec<Package>> {
 }
 
 /// An array of strings, or one string, as a list; `None` for anything else.
-pub fn strings(v: &Value) -> Option<Vec<String>> {
+pub(crate) fn strings(v: &Value) -> Option<Vec<String>> {
     match v {
         Value::String(s) => Some(vec![s.clone()]),
         Value::Array(items) => items.iter().map(|i| i.as_str().map(str::to_string)).collect(),
@@ -108,13 +108,13 @@ pub fn strings(v: &Value) -> Option<Vec<String>> {
 }
 
 /// A short description of a JSON value for notes.
-pub fn describe(v: &Value) -> String {
+pub(crate) fn describe(v: &Value) -> String {
     let text = v.to_string();
     if text.chars().count() > 60 { format!("{}…", text.chars().take(60).collect::<String>()) } else { text }
 }
 
 /// `a/b/../c` → `a/c`; `None` when the path climbs above its start.
-pub fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -130,7 +130,7 @@ pub fn normalize(path: &str) -> Option<String> {
 
 /// A workspace-relative path as seen from the project at `dir`: `None` when
 /// it lies outside the project.
-pub fn project_relative(dir: &str, workspace_path: &str) -> Option<String> {
+pub(crate) fn project_relative(dir: &str, workspace_path: &str) -> Option<String> {
     let path = normalize(workspace_path)?;
     if dir.is_empty() || dir == "." {
         return Some(path);
@@ -142,7 +142,7 @@ pub fn project_relative(dir: &str, workspace_path: &str) -> Option<String> {
 }
 
 /// Quotes a word for `sh` when it needs it.
-pub fn sh_quote(word: &str) -> String {
+pub(crate) fn sh_quote(word: &str) -> String {
     let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%".contains(c));
     if safe { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }

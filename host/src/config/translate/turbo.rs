@@ -22,7 +22,7 @@ use super::turbo_task::{Merged, ROOT_PACKAGE, TaskCtx, env_names, translate_task
 
 const FILES: [&str; 2] = ["turbo.json", "turbo.jsonc"];
 
-pub fn read(root: &Path) -> Result<Plan> {
+pub(crate) fn read(root: &Path) -> Result<Plan> {
     let Some((file, json)) = read_turbo_file(root, "")? else {
         return Err(InitError::NoMarker { marker: FILES[0], root: root.to_path_buf() });
     };

@@ -12,12 +12,12 @@ use super::model::{Dep, Plan, TaskSpec};
 use super::source::{Package, describe, normalize, strings};
 
 /// The marker of turbo's root package in task references (`//#lint`).
-pub const ROOT_PACKAGE: &str = "//";
+pub(crate) const ROOT_PACKAGE: &str = "//";
 
 /// A task definition with the origin of each key: `(value, file, setting
 /// path of the task)`.
 #[derive(Debug, Default)]
-pub struct Merged {
+pub(crate) struct Merged {
     keys: BTreeMap<String, (Value, String, String)>,
     /// The layer the task was last defined in, for notes about the whole task.
     pub origin: (String, String),
@@ -27,7 +27,7 @@ impl Merged {
     /// Lays `def` over what is there: its keys replace the earlier ones,
     /// except that an array holding `$TURBO_EXTENDS$` appends to the
     /// inherited one.
-    pub fn overlay(&mut self, def: &Map<String, Value>, file: &str, at: &str) {
+    pub(crate) fn overlay(&mut self, def: &Map<String, Value>, file: &str, at: &str) {
         for (key, value) in def {
             let extends = value.as_array().is_some_and(|a| a.iter().any(|v| v == "$TURBO_EXTENDS$"));
             let value = if extends {
@@ -45,7 +45,7 @@ impl Merged {
 }
 
 /// What a task translation needs to know about the workspace.
-pub struct TaskCtx<'a> {
+pub(crate) struct TaskCtx<'a> {
     pub packages: &'a [Package],
     /// The vx name of the root project (`//` in turbo).
     pub root_name: &'a str,
@@ -73,7 +73,7 @@ impl TaskCtx<'_> {
 /// Turns a merged definition into a task spec; what has no vx equivalent
 /// is noted against the file that set it. A task that depends on itself
 /// is refused, as turbo refuses it.
-pub fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Result<TaskSpec> {
+pub(crate) fn translate_task(def: &Merged, ctx: &TaskCtx<'_>, plan: &mut Plan) -> Result<TaskSpec> {
     let mut task = TaskSpec { cache: true, origin: def.origin.clone(), ..TaskSpec::default() };
     for (key, (value, file, at)) in &def.keys {
         if key == "description" {
@@ -206,7 +206,7 @@ fn outputs(items: Vec<String>, dir: &str, note: &mut impl FnMut(String)) -> Vec<
 /// `env` / `passThroughEnv` (and the global forms): names, wildcards and
 /// `!` exclusions, which vx reads the same way; an entry vx would refuse
 /// is noted.
-pub fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
+pub(crate) fn env_names(items: Vec<String>, note: &mut impl FnMut(String)) -> Vec<String> {
     let (names, bad): (Vec<String>, Vec<String>) =
         items.into_iter().partition(|n| crate::config::env::check_entry(n).is_ok());
     for name in bad {

@@ -14,13 +14,13 @@ use crate::plugin::{AddRequest, Added, write_pin_source};
 
 /// A plugin added from a registry.
 #[derive(Debug)]
-pub struct OciAdded {
+pub(crate) struct OciAdded {
     pub added: Added,
     /// The reference pinned to the manifest digest that was installed.
     pub pinned: Reference,
 }
 
-pub fn add(cwd: &Path, target: &str, request: &AddRequest, plain_http: bool) -> Result<OciAdded> {
+pub(crate) fn add(cwd: &Path, target: &str, request: &AddRequest, plain_http: bool) -> Result<OciAdded> {
     let reference = Reference::parse(target).map_err(OciError::Reference)?;
     // The workspace first: no download for a command that cannot install.
     let root = load_workspace(cwd)?.root;

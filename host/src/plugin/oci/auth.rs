@@ -17,13 +17,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 /// The environment variable of a bearer token.
-pub const TOKEN_ENV: &str = "VX_REGISTRY_TOKEN";
-pub const USERNAME_ENV: &str = "VX_REGISTRY_USERNAME";
-pub const PASSWORD_ENV: &str = "VX_REGISTRY_PASSWORD";
+pub(crate) const TOKEN_ENV: &str = "VX_REGISTRY_TOKEN";
+pub(crate) const USERNAME_ENV: &str = "VX_REGISTRY_USERNAME";
+pub(crate) const PASSWORD_ENV: &str = "VX_REGISTRY_PASSWORD";
 
 /// What vx has to answer a registry's challenge with.
 #[derive(Clone, PartialEq, Eq)]
-pub enum Credentials {
+pub(crate) enum Credentials {
     Anonymous,
     Token(String),
     Basic { username: String, password: String },
@@ -43,7 +43,7 @@ impl std::fmt::Debug for Credentials {
 impl Credentials {
     /// The credentials for `registry` (`host[:port]`), from the environment
     /// or the Docker credential file.
-    pub fn for_registry(registry: &str) -> Credentials {
+    pub(crate) fn for_registry(registry: &str) -> Credentials {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         if let Some(token) = env(TOKEN_ENV) {
             return Credentials::Token(token);
@@ -60,7 +60,7 @@ impl Credentials {
     }
 
     /// The `Authorization` value for a `Basic` challenge.
-    pub fn basic_header(&self) -> Option<String> {
+    pub(crate) fn basic_header(&self) -> Option<String> {
         match self {
             Credentials::Basic { username, password } => {
                 Some(format!("Basic {}", STANDARD.encode(format!("{username}:{password}"))))
@@ -92,7 +92,7 @@ fn key_host(key: &str) -> &str {
 
 /// A `WWW-Authenticate` challenge: its scheme and parameters.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Challenge {
+pub(crate) struct Challenge {
     pub scheme: String,
     pub params: Vec<(String, String)>,
 }
@@ -100,7 +100,7 @@ pub struct Challenge {
 impl Challenge {
     /// Parses `Bearer realm="…",service="…",scope="…"` (one challenge;
     /// registries send one).
-    pub fn parse(header: &str) -> Option<Challenge> {
+    pub(crate) fn parse(header: &str) -> Option<Challenge> {
         let (scheme, rest) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
         let mut params = Vec::new();
         let mut rest = rest.trim();
@@ -119,7 +119,7 @@ impl Challenge {
         Some(Challenge { scheme: scheme.to_ascii_lowercase(), params })
     }
 
-    pub fn param(&self, key: &str) -> Option<&str> {
+    pub(crate) fn param(&self, key: &str) -> Option<&str> {
         self.params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }

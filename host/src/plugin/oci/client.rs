@@ -20,11 +20,11 @@ use super::tls;
 const ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.v2+json, application/vnd.docker.distribution.manifest.list.v2+json";
 
 /// Manifests are small JSON documents; a larger answer is not one.
-pub const MAX_MANIFEST: u64 = 4 << 20;
+pub(crate) const MAX_MANIFEST: u64 = 4 << 20;
 
 /// A client for one repository of one registry.
 #[derive(Debug)]
-pub struct Registry {
+pub(crate) struct Registry {
     agent: Agent,
     base: String,
     registry: String,
@@ -39,20 +39,20 @@ pub struct Registry {
 /// A fetched manifest: its bytes (whose sha256 is its digest) and the
 /// `Content-Type` and `Docker-Content-Digest` the registry gave it.
 #[derive(Debug)]
-pub struct FetchedManifest {
+pub(crate) struct FetchedManifest {
     pub bytes: Vec<u8>,
     pub content_type: Option<String>,
     pub digest: Option<String>,
 }
 
 /// `sha256:HEX` of `bytes`.
-pub fn sha256_digest(bytes: &[u8]) -> String {
+pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
 }
 
 impl Registry {
     /// A client for `reference`'s repository; `push` asks for push rights.
-    pub fn new(reference: &Reference, push: bool, plain_http: bool) -> Result<Registry, OciError> {
+    pub(crate) fn new(reference: &Reference, push: bool, plain_http: bool) -> Result<Registry, OciError> {
         let scheme = if plain_http { "http" } else { "https" };
         let credentials = Credentials::for_registry(&reference.registry);
         // A token from the environment is sent from the first request.
@@ -72,7 +72,7 @@ impl Registry {
     }
 
     /// GET the manifest `target` (a tag or a digest).
-    pub fn manifest(&mut self, target: &str) -> Result<FetchedManifest, OciError> {
+    pub(crate) fn manifest(&mut self, target: &str) -> Result<FetchedManifest, OciError> {
         let what = format!("manifest {}:{target}", self.repository);
         let url = format!("{}/manifests/{target}", self.base);
         let mut response = self.send(Method::GET, &url, &[("accept", ACCEPT)], None, &what)?;
@@ -86,7 +86,7 @@ impl Registry {
 
     /// GET blob `digest` of `size` bytes; refused unless the bytes hash to
     /// `digest` (a tampered or truncated blob never leaves this function).
-    pub fn blob(&mut self, digest: &str, size: u64, what: &str) -> Result<Vec<u8>, OciError> {
+    pub(crate) fn blob(&mut self, digest: &str, size: u64, what: &str) -> Result<Vec<u8>, OciError> {
         let url = format!("{}/blobs/{digest}", self.base);
         let mut response = self.send(Method::GET, &url, &[], None, what)?;
         self.expect(&mut response, &[200], what)?;
@@ -105,7 +105,7 @@ impl Registry {
     }
 
     /// Uploads `bytes` as a blob unless the registry has it; returns its digest.
-    pub fn push_blob(&mut self, bytes: &[u8], what: &str) -> Result<String, OciError> {
+    pub(crate) fn push_blob(&mut self, bytes: &[u8], what: &str) -> Result<String, OciError> {
         let digest = sha256_digest(bytes);
         let url = format!("{}/blobs/{digest}", self.base);
         let mut head = self.send(Method::HEAD, &url, &[], None, what)?;
@@ -130,7 +130,7 @@ impl Registry {
     }
 
     /// PUTs a manifest under `target` (a tag, or its digest).
-    pub fn put_manifest(&mut self, target: &str, media_type: &str, bytes: &[u8]) -> Result<(), OciError> {
+    pub(crate) fn put_manifest(&mut self, target: &str, media_type: &str, bytes: &[u8]) -> Result<(), OciError> {
         let what = format!("pushing manifest {}:{target}", self.repository);
         let url = format!("{}/manifests/{target}", self.base);
         let mut response = self.send(Method::PUT, &url, &[("content-type", media_type)], Some(bytes), &what)?;

@@ -12,13 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use super::error::OciError;
 
-pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
-pub const LAYER_MEDIA_TYPE: &str = "application/wasm";
+pub(crate) const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+pub(crate) const LAYER_MEDIA_TYPE: &str = "application/wasm";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub struct Descriptor {
+pub(crate) struct Descriptor {
     pub media_type: String,
     pub digest: String,
     pub size: u64,
@@ -26,7 +26,7 @@ pub struct Descriptor {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub schema_version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
@@ -39,7 +39,7 @@ pub struct Manifest {
 /// The config blob, field for field as the Wasm OCI artifact spec has it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WasmConfig {
+pub(crate) struct WasmConfig {
     pub created: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
@@ -50,7 +50,7 @@ pub struct WasmConfig {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ComponentInfo {
+pub(crate) struct ComponentInfo {
     pub exports: Vec<String>,
     pub imports: Vec<String>,
     pub target: Option<String>,
@@ -59,7 +59,7 @@ pub struct ComponentInfo {
 impl Manifest {
     /// Parses a fetched manifest and checks it is a Wasm component
     /// artifact: the OCI manifest type, the Wasm config, one wasm layer.
-    pub fn parse(bytes: &[u8], content_type: Option<&str>, what: &str) -> Result<Manifest, OciError> {
+    pub(crate) fn parse(bytes: &[u8], content_type: Option<&str>, what: &str) -> Result<Manifest, OciError> {
         let not_wasm = |why: String| OciError::NotWasm { what: what.to_string(), why };
         let shown = |t: Option<&str>| t.unwrap_or("none").to_string();
         if let Some(t) = content_type.filter(|t| *t != MANIFEST_MEDIA_TYPE && *t != "application/json") {
@@ -88,14 +88,14 @@ impl Manifest {
     }
 
     /// The one wasm layer (`parse` checked there is one).
-    pub fn layer(&self) -> &Descriptor {
+    pub(crate) fn layer(&self) -> &Descriptor {
         &self.layers[0]
     }
 }
 
 /// `created` as RFC 3339 UTC for `secs` since the Unix epoch (no date
 /// crate for one field): the civil date by Howard Hinnant's algorithm.
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let z = days + 719_468;

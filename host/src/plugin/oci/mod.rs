@@ -30,9 +30,6 @@ mod pull;
 mod reference;
 mod tls;
 
-pub use add::{OciAdded, add};
-pub use auth::{PASSWORD_ENV, TOKEN_ENV, USERNAME_ENV};
-pub use error::OciError;
-pub use publish::{Published, publish};
-pub use reference::{Reference, SCHEME, is_reference};
-pub use tls::CA_FILE_ENV;
+pub(crate) use add::add;
+pub(crate) use publish::publish;
+pub(crate) use reference::is_reference;

@@ -18,7 +18,7 @@ use crate::plugin::{World, load_bytes_ungranted, read_plugin_file};
 
 /// A published component.
 #[derive(Debug)]
-pub struct Published {
+pub(crate) struct Published {
     /// The reference as given, now pinned to the manifest's digest.
     pub reference: Reference,
     pub world: World,
@@ -27,7 +27,7 @@ pub struct Published {
     pub size: usize,
 }
 
-pub fn publish(cwd: &Path, file: &Path, target: &str, plain_http: bool) -> Result<Published> {
+pub(crate) fn publish(cwd: &Path, file: &Path, target: &str, plain_http: bool) -> Result<Published> {
     let reference = Reference::parse(target).map_err(OciError::Reference)?;
     if reference.digest.is_some() {
         return Err(Error::usage(format!("`{target}` names a digest; a digest is what publishing makes"))

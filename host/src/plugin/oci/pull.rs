@@ -11,13 +11,13 @@ use crate::plugin::MAX_PLUGIN_SIZE;
 
 /// A component pulled and verified.
 #[derive(Debug)]
-pub struct Pulled {
+pub(crate) struct Pulled {
     pub bytes: Vec<u8>,
     /// The manifest's digest: what `vx.lock` pins the reference to.
     pub manifest_digest: String,
 }
 
-pub fn pull(reference: &Reference, plain_http: bool) -> Result<Pulled, OciError> {
+pub(crate) fn pull(reference: &Reference, plain_http: bool) -> Result<Pulled, OciError> {
     let mut registry = Registry::new(reference, false, plain_http)?;
     let fetched = registry.manifest(reference.target())?;
     let manifest_digest = sha256_digest(&fetched.bytes);

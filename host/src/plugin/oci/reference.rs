@@ -7,11 +7,11 @@
 use std::fmt;
 
 /// What a reference starts with.
-pub const SCHEME: &str = "oci://";
+pub(crate) const SCHEME: &str = "oci://";
 
 /// A parsed reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reference {
+pub(crate) struct Reference {
     /// `host` or `host:port`.
     pub registry: String,
     /// The repository path, e.g. `platform/junit`.
@@ -61,17 +61,17 @@ impl Reference {
 
     /// What the registry's manifest endpoint is asked for: the digest when
     /// there is one (it is what gets verified), else the tag.
-    pub fn target(&self) -> &str {
+    pub(crate) fn target(&self) -> &str {
         self.digest.as_deref().or(self.tag.as_deref()).unwrap_or_default()
     }
 
     /// The last path component, the default plugin name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.repository.rsplit('/').next().unwrap_or(&self.repository)
     }
 
     /// The reference pinned to `digest`, keeping the tag for the reader.
-    pub fn with_digest(&self, digest: &str) -> Reference {
+    pub(crate) fn with_digest(&self, digest: &str) -> Reference {
         Reference { digest: Some(digest.to_string()), ..self.clone() }
     }
 }
@@ -128,7 +128,7 @@ fn valid_tag(tag: &str) -> bool {
 }
 
 /// Whether a `vx plugin add` argument is a registry reference.
-pub fn is_reference(arg: &str) -> bool {
+pub(crate) fn is_reference(arg: &str) -> bool {
     arg.starts_with(SCHEME)
 }
 

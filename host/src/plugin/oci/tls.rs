@@ -11,14 +11,14 @@ use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use super::error::OciError;
 
 /// The environment variable naming an extra CA bundle (PEM).
-pub const CA_FILE_ENV: &str = "VX_REGISTRY_CA_FILE";
+pub(crate) const CA_FILE_ENV: &str = "VX_REGISTRY_CA_FILE";
 
 /// A whole pull or push is given this long; plugins are a few MiB.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The agent: status codes are answers (not errors), no body-less
 /// redirect loses its `Authorization` to another host (ureq's default).
-pub fn agent() -> Result<ureq::Agent, OciError> {
+pub(crate) fn agent() -> Result<ureq::Agent, OciError> {
     let mut roots: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
         .certs
         .into_iter()

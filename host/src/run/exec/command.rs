@@ -15,7 +15,7 @@ use crate::config::{Command, Project, Task, Workspace};
 use crate::guard::TaskCommand;
 
 /// The process that runs `task` of `project`.
-pub fn task_command(ws: &Workspace, project: &Project, task: &Task) -> TaskCommand {
+pub(crate) fn task_command(ws: &Workspace, project: &Project, task: &Task) -> TaskCommand {
     let argv: Vec<String> = match &task.command {
         Command::Argv(argv) => argv.clone(),
         Command::Shell(script) => simple_argv(script).unwrap_or_else(|| vec!["sh".into(), "-c".into(), script.clone()]),

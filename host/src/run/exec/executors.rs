@@ -19,7 +19,7 @@ use crate::plugin::LoadedPlugin;
 /// Refuses a run's `--executor` that names nothing this workspace can run
 /// on, before anything runs: a usage error (exit 2), not a failure of
 /// every task.
-pub fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<()> {
+pub(crate) fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<()> {
     let Some(name) = name else { return Ok(()) };
     match ExecutorName::checked(name, &ws.plugins) {
         Ok(_) => Ok(()),
@@ -35,7 +35,7 @@ pub fn check_run_executor(ws: &Workspace, name: Option<&str>) -> crate::Result<(
 /// The executor a task runs on: the run's `--executor` for every task that
 /// is not persistent (servers stay local) or a group (which runs nothing),
 /// else the task's own.
-pub fn effective_executor(task: &Task, run_executor: Option<&str>) -> ExecutorName {
+pub(crate) fn effective_executor(task: &Task, run_executor: Option<&str>) -> ExecutorName {
     match run_executor {
         Some(_) if task.is_group() => ExecutorName::Local,
         Some(name) if !task.persistent => ExecutorName::new(name),
@@ -46,7 +46,7 @@ pub fn effective_executor(task: &Task, run_executor: Option<&str>) -> ExecutorNa
 /// The executors of a session: plugins loaded on first use, and the
 /// connection for remote execution, made on first use.
 #[derive(Debug)]
-pub struct Executors {
+pub(crate) struct Executors {
     root: PathBuf,
     settings: BTreeMap<String, PluginSettings>,
     loaded: Mutex<HashMap<String, Result<Arc<LoadedPlugin>, String>>>,
@@ -66,7 +66,7 @@ pub struct Executors {
 }
 
 impl Executors {
-    pub fn new(ws: &Workspace) -> Executors {
+    pub(crate) fn new(ws: &Workspace) -> Executors {
         let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
         let allowed = vars.iter().filter(|(k, _)| k.to_str().is_some_and(env::allowlisted)).cloned().collect();
         Executors {
@@ -89,7 +89,7 @@ impl Executors {
     /// its prepared executor's [`Executor::identity`] gives, found without
     /// loading a plugin or connecting: keys computed up front (`--dry`,
     /// `vx why`, a server's restart check) equal the run's.
-    pub fn identity(&self, name: &ExecutorName) -> Result<String, Refused> {
+    pub(crate) fn identity(&self, name: &ExecutorName) -> Result<String, Refused> {
         let mut known = self.identities.lock().expect("identities lock poisoned");
         let found = match name {
             ExecutorName::Local => return Ok(local::Local { env: None }.identity()),
@@ -109,7 +109,7 @@ impl Executors {
     /// Where `task` runs: `executor` is its own or the run's `--executor`.
     /// An error says why the task cannot run. `dep_outputs` lists what its
     /// dependencies produce (only remote execution needs it).
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         project: &Project,
         task: &Task,

@@ -37,7 +37,7 @@ const FAR: Duration = Duration::from_secs(u64::MAX / 4);
 
 /// Runs tasks as local processes.
 #[derive(Debug, Clone)]
-pub struct Local {
+pub(crate) struct Local {
     /// The task's environment in strict mode; `None` inherits vx's.
     pub env: Option<StrictEnv>,
 }
@@ -45,7 +45,7 @@ pub struct Local {
 /// A strict task's environment: the allowlisted variables (the same for
 /// every task of the session, so shared) and those the task's lists add.
 #[derive(Debug, Clone)]
-pub struct StrictEnv {
+pub(crate) struct StrictEnv {
     pub allowed: std::sync::Arc<Vec<(OsString, OsString)>>,
     pub listed: Vec<(OsString, OsString)>,
 }

@@ -33,12 +33,11 @@ mod readiness;
 mod remote;
 mod sandboxed;
 #[cfg(test)]
-pub mod scripted;
+pub(crate) mod scripted;
 mod seam;
 
-pub use command::task_command;
-pub use executors::{Executors, check_run_executor, effective_executor};
-pub use plugin::WORKSPACE_ROOT_VAR;
-pub use readiness::Persistence;
-pub use remote::REMOTE_EXECUTOR;
-pub use seam::{Attempt, Chosen, Executor, Ran, Refused};
+pub(crate) use command::task_command;
+pub(crate) use executors::{Executors, check_run_executor, effective_executor};
+pub(crate) use readiness::Persistence;
+pub(crate) use remote::REMOTE_EXECUTOR;
+pub(crate) use seam::{Attempt, Chosen, Executor, Ran, Refused};

@@ -26,7 +26,7 @@ use crate::plugin::{
 
 /// Carries the absolute workspace root to executors (and their children),
 /// so a plugin can map `task.cwd` to a host path (bubblewrap binds need one).
-pub const WORKSPACE_ROOT_VAR: &str = "VX_WORKSPACE_ROOT";
+pub(crate) const WORKSPACE_ROOT_VAR: &str = "VX_WORKSPACE_ROOT";
 
 /// How often a running call checks whether vx was interrupted.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
@@ -63,7 +63,7 @@ pub(crate) fn load(
 
 /// An executor plugin's part of a task's key: the BLAKE3 of its file and
 /// its `[plugins.NAME.config]` as JSON.
-pub fn identity(hash: &blake3::Hash, config_json: &str) -> String {
+pub(crate) fn identity(hash: &blake3::Hash, config_json: &str) -> String {
     format!("{}:{config_json}", hash.to_hex())
 }
 
@@ -81,7 +81,7 @@ pub(crate) fn identity_unloaded(settings: &BTreeMap<String, PluginSettings>, nam
 
 /// A task's run through an executor plugin.
 #[derive(Debug, Clone)]
-pub struct PluginExecutor {
+pub(crate) struct PluginExecutor {
     plugin: Arc<LoadedPlugin>,
     root: PathBuf,
     /// The project directory, workspace-relative (`.` for the root).
@@ -93,7 +93,7 @@ pub struct PluginExecutor {
 }
 
 impl PluginExecutor {
-    pub fn new(
+    pub(crate) fn new(
         plugin: Arc<LoadedPlugin>,
         root: &Path,
         project: &Project,
@@ -206,7 +206,7 @@ fn stop(control: &ExecControl) {
 /// in pieces of at most `MAX_LINE`) for the events and kept, bounded, for
 /// the cache and the report's log tail.
 #[derive(Debug)]
-pub struct OutputLines {
+pub(crate) struct OutputLines {
     id: String,
     events: Bus,
     keep: bool,
@@ -214,12 +214,12 @@ pub struct OutputLines {
 }
 
 impl OutputLines {
-    pub fn new(id: &str, events: Bus, keep: bool) -> Arc<OutputLines> {
+    pub(crate) fn new(id: &str, events: Bus, keep: bool) -> Arc<OutputLines> {
         Arc::new(OutputLines { id: id.to_string(), events, keep, state: Mutex::new(Default::default()) })
     }
 
     /// The sink handed to the plugin.
-    pub fn sink(self: &Arc<Self>) -> SinkFn {
+    pub(crate) fn sink(self: &Arc<Self>) -> SinkFn {
         let me = self.clone();
         Box::new(move |_kind, data| me.write(data))
     }
@@ -247,7 +247,7 @@ impl OutputLines {
     }
 
     /// Emits an unfinished last line and returns the log kept.
-    pub fn finish(&self) -> Vec<u8> {
+    pub(crate) fn finish(&self) -> Vec<u8> {
         let mut state = self.state.lock().expect("output lock poisoned");
         let (partial, log) = &mut *state;
         if !partial.is_empty() {

@@ -14,13 +14,13 @@ use tokio::sync::{Notify, mpsc};
 use crate::config::Ready;
 
 /// How often a `port` or `path` readiness check is made.
-pub const READY_POLL: Duration = Duration::from_millis(50);
+pub(crate) const READY_POLL: Duration = Duration::from_millis(50);
 /// Lines kept to explain a persistent task that died before it was ready.
 const TAIL_LINES: usize = 10;
 
 /// What makes a task persistent: its readiness rule and how vx stops it.
 #[derive(Debug)]
-pub struct Persistence {
+pub(crate) struct Persistence {
     pub ready: Option<Ready>,
     pub ready_timeout: Option<Duration>,
     /// The project directory, for `ready = { path = … }`.
@@ -33,7 +33,7 @@ pub struct Persistence {
 
 /// Readiness as one attempt tracks it.
 #[derive(Debug)]
-pub struct Readiness<'a> {
+pub(crate) struct Readiness<'a> {
     persistence: Option<&'a Persistence>,
     node: usize,
     pub ready: bool,
@@ -44,7 +44,7 @@ pub struct Readiness<'a> {
 impl<'a> Readiness<'a> {
     /// A task that is not persistent counts as ready from the start; a
     /// server without a rule is ready as soon as it starts.
-    pub fn new(persistence: Option<&'a Persistence>, node: usize) -> Readiness<'a> {
+    pub(crate) fn new(persistence: Option<&'a Persistence>, node: usize) -> Readiness<'a> {
         let mut r = Readiness { persistence, node, ready: persistence.is_none(), tail: VecDeque::new() };
         if persistence.is_some_and(|p| p.ready.is_none()) {
             r.mark_ready();
@@ -52,20 +52,20 @@ impl<'a> Readiness<'a> {
         r
     }
 
-    pub fn rule(&self) -> Option<&'a Ready> {
+    pub(crate) fn rule(&self) -> Option<&'a Ready> {
         self.persistence.and_then(|p| p.ready.as_ref())
     }
 
     /// Whether the rule is one that is checked by polling.
-    pub fn polls(&self) -> bool {
+    pub(crate) fn polls(&self) -> bool {
         matches!(self.rule(), Some(Ready::Port(_) | Ready::Path(_)))
     }
 
-    pub fn timeout(&self) -> Option<Duration> {
+    pub(crate) fn timeout(&self) -> Option<Duration> {
         self.persistence.and_then(|p| p.ready_timeout)
     }
 
-    pub fn mark_ready(&mut self) {
+    pub(crate) fn mark_ready(&mut self) {
         if !self.ready {
             self.ready = true;
             if let Some(p) = self.persistence {
@@ -75,7 +75,7 @@ impl<'a> Readiness<'a> {
     }
 
     /// Looks at one line of output before readiness.
-    pub fn saw_line(&mut self, line: &[u8]) {
+    pub(crate) fn saw_line(&mut self, line: &[u8]) {
         if self.ready {
             return;
         }
@@ -91,7 +91,7 @@ impl<'a> Readiness<'a> {
     /// Keeps a line in the tail only (no rule is checked): for lines read
     /// after the leader exited, since a process that is gone cannot become
     /// ready any more.
-    pub fn keep_in_tail(&mut self, line: &[u8]) {
+    pub(crate) fn keep_in_tail(&mut self, line: &[u8]) {
         if !self.ready {
             if self.tail.len() == TAIL_LINES {
                 self.tail.pop_front();
@@ -101,7 +101,7 @@ impl<'a> Readiness<'a> {
     }
 
     /// Checks a `port` or `path` rule now.
-    pub async fn poll(&mut self) {
+    pub(crate) async fn poll(&mut self) {
         if !self.ready && check_ready(self.rule(), self.persistence.map(|p| &p.dir)).await {
             self.mark_ready();
         }

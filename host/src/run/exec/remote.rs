@@ -19,7 +19,7 @@ use crate::remote::exec::{ExecError, Executed, RemoteSpec, output_paths};
 use crate::remote::{Reapi, RemoteError, runtime};
 
 /// The executor name that means the `[remote]` server.
-pub const REMOTE_EXECUTOR: &str = crate::config::REMOTE;
+pub(crate) const REMOTE_EXECUTOR: &str = crate::config::REMOTE;
 /// How often a running task checks whether vx was interrupted.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Time the server gets beyond the task's timeout before vx gives up on it.
@@ -27,14 +27,14 @@ const TIMEOUT_SLACK: Duration = Duration::from_secs(30);
 
 /// The connection for remote execution, made on first use.
 #[derive(Debug, Default)]
-pub struct RemoteConnection {
+pub(crate) struct RemoteConnection {
     settings: Option<RemoteSettings>,
     client: OnceLock<Result<Reapi, String>>,
 }
 
 /// What a task needs to run remotely, besides its command.
 #[derive(Debug, Clone)]
-pub struct RemoteJob {
+pub(crate) struct RemoteJob {
     pub client: Reapi,
     pub cache: Arc<Cache>,
     pub root: PathBuf,
@@ -53,7 +53,7 @@ pub(crate) fn identity(instance: &str, platform: &std::collections::BTreeMap<Str
 }
 
 impl RemoteConnection {
-    pub fn new(ws: &Workspace) -> RemoteConnection {
+    pub(crate) fn new(ws: &Workspace) -> RemoteConnection {
         RemoteConnection { settings: ws.remote.clone(), client: OnceLock::new() }
     }
 

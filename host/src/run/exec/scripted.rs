@@ -16,7 +16,7 @@ use crate::events::{Event, TaskStatus};
 
 /// What one attempt does.
 #[derive(Debug, Clone)]
-pub enum Step {
+pub(crate) enum Step {
     /// Writes `ok` and exits 0.
     Succeed,
     /// Writes these files (relative to the project's directory), then
@@ -32,7 +32,7 @@ pub enum Step {
 
 /// The steps of every task, and what happened.
 #[derive(Debug, Default)]
-pub struct Script {
+pub(crate) struct Script {
     steps: Mutex<HashMap<String, VecDeque<Step>>>,
     calls: Mutex<Vec<String>>,
     running: AtomicUsize,
@@ -42,23 +42,23 @@ pub struct Script {
 impl Script {
     /// `id`'s attempts take `steps` in turn; an attempt with none left
     /// succeeds.
-    pub fn on(&self, id: &str, steps: impl IntoIterator<Item = Step>) -> &Self {
+    pub(crate) fn on(&self, id: &str, steps: impl IntoIterator<Item = Step>) -> &Self {
         self.steps.lock().expect("script lock").entry(id.to_string()).or_default().extend(steps);
         self
     }
 
     /// The ids of the attempts made, in the order they started.
-    pub fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         self.calls.lock().expect("script lock").clone()
     }
 
     /// How many attempts of `id` were made.
-    pub fn attempts(&self, id: &str) -> usize {
+    pub(crate) fn attempts(&self, id: &str) -> usize {
         self.calls().iter().filter(|c| *c == id).count()
     }
 
     /// The most attempts that ran at once.
-    pub fn most_at_once(&self) -> usize {
+    pub(crate) fn most_at_once(&self) -> usize {
         self.most_running.load(Ordering::SeqCst)
     }
 
@@ -70,7 +70,7 @@ impl Script {
 
 /// The executor every task of a scripted session runs on.
 #[derive(Debug)]
-pub struct Scripted {
+pub(crate) struct Scripted {
     pub script: std::sync::Arc<Script>,
     /// The task's project directory, where `Step::Write` writes.
     pub dir: PathBuf,

@@ -16,7 +16,7 @@ use crate::guard::{Groups, TaskCommand, TaskMark, Usage};
 /// One attempt at running a task's command, with everything an executor
 /// needs.
 #[derive(Debug)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     /// `project#task`.
     pub id: String,
     pub command: TaskCommand,
@@ -43,7 +43,7 @@ pub struct Attempt {
 
 /// What an executor reports back.
 #[derive(Debug)]
-pub struct Ran {
+pub(crate) struct Ran {
     pub status: TaskStatus,
     /// The output as written, when the attempt kept it.
     pub log: Vec<u8>,
@@ -55,7 +55,7 @@ pub struct Ran {
 }
 
 impl Ran {
-    pub fn failed(why: String) -> Ran {
+    pub(crate) fn failed(why: String) -> Ran {
         Ran { status: TaskStatus::Failed(why), log: Vec::new(), exit_code: None, usage: None }
     }
 }
@@ -64,10 +64,10 @@ impl Ran {
 /// with this message before it starts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct Refused(pub String);
+pub(crate) struct Refused(pub String);
 
 /// Something that runs a task's command.
-pub trait Executor {
+pub(crate) trait Executor {
     /// Runs the attempt to its end: the command has exited (or was
     /// stopped) and nothing it started is left.
     fn run(&self, attempt: &Attempt) -> impl std::future::Future<Output = Ran> + Send;
@@ -78,7 +78,7 @@ pub trait Executor {
 
 /// The executor a task was given.
 #[derive(Debug)]
-pub enum Chosen {
+pub(crate) enum Chosen {
     Local(local::Local),
     Plugin(plugin::PluginExecutor),
     Remote(Box<remote::RemoteJob>),

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use vx::cache::{CacheKey, Entry, read_members};
-use vx::fuzzing::OutputDirs;
-use vx::inputs::{FileHasher, GlobFilter};
+use vx::fuzzing::{CacheKey, Entry, FileHasher, GlobFilter, OutputDirs, read_members};
 
 use crate::assert_one_line;
 use crate::scratch::with_dir;

@@ -14,9 +14,9 @@ const WORKSPACE: &[&str] =
 /// only once `vx::Error` has flattened it), and exit 2 unless it is I/O.
 pub fn vx_toml(data: &[u8]) {
     with_files(data, WORKSPACE, |root| {
-        if let Err(e) = vx::config::load_workspace(root) {
+        if let Err(e) = vx::fuzzing::load_workspace(root) {
             assert_one_line(&e.to_string());
-            let io = matches!(e, vx::config::ConfigError::Read { .. } | vx::config::ConfigError::Resolve { .. });
+            let io = matches!(e, vx::fuzzing::ConfigError::Read { .. } | vx::fuzzing::ConfigError::Resolve { .. });
             let e = vx::Error::from(e);
             assert!(io || e.exit_code() == 2, "a configuration error with exit {}: {e}", e.exit_code());
         }
@@ -25,10 +25,10 @@ pub fn vx_toml(data: &[u8]) {
 
 pub fn package_json(data: &[u8]) {
     with_files(data, &["package.json"], |root| {
-        if let Err(e) = vx::config::read_package_json(root, root) {
+        if let Err(e) = vx::fuzzing::read_package_json(root, root) {
             assert_one_line(&e.to_string());
         }
-        if let Err(e) = vx::lockfile::PackageJson::read(&root.join("package.json")) {
+        if let Err(e) = vx::fuzzing::PackageJson::read(&root.join("package.json")) {
             assert_one_line(&e.to_string());
         }
     });
@@ -38,16 +38,14 @@ pub fn package_json(data: &[u8]) {
 pub fn pnpm_workspace(data: &[u8]) {
     let mut files = data.to_vec();
     files.extend_from_slice(b"\0{\"name\": \"a\"}");
-    with_files(
-        &files,
-        &["pnpm-workspace.yaml", "packages/a/package.json"],
-        |root| match vx::config::read_pnpm_workspace(root) {
+    with_files(&files, &["pnpm-workspace.yaml", "packages/a/package.json"], |root| {
+        match vx::fuzzing::read_pnpm_workspace(root) {
             Ok(globs) => {
-                if let Err(e) = vx::config::expand_project_globs(root, &globs.unwrap_or_default()) {
+                if let Err(e) = vx::fuzzing::expand_project_globs(root, &globs.unwrap_or_default()) {
                     assert_one_line(&e.to_string());
                 }
             }
             Err(e) => assert_one_line(&e.to_string()),
-        },
-    );
+        }
+    });
 }

@@ -8,8 +8,7 @@ use std::path::PathBuf;
 
 use arbitrary::{Arbitrary, Unstructured};
 use rusqlite::types::Value;
-use vx::cache::diff_manifests;
-use vx::history::History;
+use vx::fuzzing::{History, diff_manifests};
 
 /// One SQLite value.
 #[derive(Debug, Arbitrary)]

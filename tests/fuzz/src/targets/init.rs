@@ -3,15 +3,15 @@
 //! files, each with the `package.json` files they name. A plan that reads
 //! is rendered to `vx.toml` text too, as `vx init --dry` prints it.
 
-use vx::init::SourceKind;
+use vx::fuzzing::SourceKind;
 
 use crate::assert_one_line;
 use crate::files::with_files;
 
 fn translate(data: &[u8], kind: SourceKind, names: &[&str]) {
-    with_files(data, names, |root| match vx::init::translate(root, kind) {
+    with_files(data, names, |root| match vx::fuzzing::translate_init(root, kind) {
         Ok(plan) => {
-            let _ = vx::init::render(&plan);
+            let _ = vx::fuzzing::render_init(&plan);
         }
         Err(e) => assert_one_line(&e.to_string()),
     });

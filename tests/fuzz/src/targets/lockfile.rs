@@ -1,7 +1,7 @@
 //! Every lockfile format vx reads, parsed from the file as a run parses
 //! it, then sliced for every project it knows, as keys use it.
 
-use vx::lockfile::{Lockfile, LockfileKind};
+use vx::fuzzing::{Lockfile, LockfileKind};
 
 use crate::assert_one_line;
 use crate::files::with_files;

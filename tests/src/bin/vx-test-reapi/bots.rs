@@ -8,13 +8,13 @@ use std::convert::Infallible;
 use tonic::codegen::{BoxFuture, Context, Poll, Service, http};
 use tonic::{Request, Response, Status};
 
-pub use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::devtools::remoteworkers::v1test2 as rw;
+pub(crate) use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::devtools::remoteworkers::v1test2 as rw;
 
 use super::Shared;
 
 /// The Bots service over the server's state.
 #[derive(Clone)]
-pub struct BotsServer(pub Shared);
+pub(crate) struct BotsServer(pub Shared);
 
 impl tonic::server::NamedService for BotsServer {
     const NAME: &'static str = "google.devtools.remoteworkers.v1test2.Bots";

@@ -15,7 +15,7 @@ use http_body::{Body, Frame};
 
 /// Wraps every service of the server; resets reads only when `on`.
 #[derive(Debug, Clone, Copy)]
-pub struct ResetLayer {
+pub(crate) struct ResetLayer {
     pub on: bool,
 }
 
@@ -28,7 +28,7 @@ impl<S> tower::Layer<S> for ResetLayer {
 }
 
 #[derive(Debug, Clone)]
-pub struct ResetService<S> {
+pub(crate) struct ResetService<S> {
     inner: S,
     on: bool,
 }
@@ -60,7 +60,7 @@ where
 
 /// A response body that, when `reset`, fails after its first data frame.
 #[derive(Debug)]
-pub struct ResetBody {
+pub(crate) struct ResetBody {
     inner: tonic::body::Body,
     reset: bool,
     frames: usize,

@@ -165,18 +165,7 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
     let start = Instant::now();
     start_engine().map_err(|e| e.to_string())?;
     println!("engine start (first in this process): {}", Unit::Millis.show(start.elapsed()));
-    let mut plugins = Vec::new();
-    for (name, path) in paths {
-        let start = Instant::now();
-        let plugin = load(name, path)?;
-        let took = start.elapsed();
-        let how = match plugin.origin {
-            Origin::Cached => "compiled cache hit",
-            Origin::Compiled => "compiled now, cached",
-        };
-        println!("first load of {name} ({} KiB): {} ({how})", plugin.size >> 10, Unit::Millis.show(took));
-        plugins.push(plugin);
-    }
+    let plugins = first_loads(paths)?;
 
     println!("\n== (a) warm start: junit + http-cache + sandbox from the compiled cache");
     let warm = measure(2, n, 1, || {
@@ -225,6 +214,31 @@ fn run(paths: &[(&'static str, PathBuf)]) -> Result<(), String> {
 
     pooled_calls(&plugins, n)?;
 
+    render_run(junit, n)
+}
+
+/// Loads each plugin once, saying whether it was compiled or came from the
+/// compiled cache.
+fn first_loads(paths: &[(&'static str, PathBuf)]) -> Result<Vec<LoadedPlugin>, String> {
+    let mut plugins = Vec::new();
+    for (name, path) in paths {
+        let start = Instant::now();
+        let plugin = load(name, path)?;
+        let took = start.elapsed();
+        let how = match plugin.origin {
+            Origin::Cached => "compiled cache hit",
+            Origin::Compiled => "compiled now, cached",
+        };
+        println!("first load of {name} ({} KiB): {} ({how})", plugin.size >> 10, Unit::Millis.show(took));
+        plugins.push(plugin);
+    }
+
+    Ok(plugins)
+}
+
+/// (c): a 1,000-task run rendered by the junit plugin, an empty run, and
+/// the built-in markdown reporter for scale.
+fn render_run(junit: &LoadedPlugin, n: usize) -> Result<(), String> {
     println!("\n== (c) render a 1,000-task run");
     let summary = run_of(1000);
     let argv = vec!["vx".to_string(), "run".to_string(), "build".to_string()];

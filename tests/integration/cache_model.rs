@@ -671,32 +671,8 @@ impl Case {
         let kinds = [&kinds[..], &more, &rest].concat();
         match weighted(rng, &kinds) {
             "edit" => self.random_edit(rng, &tree, |_| true),
-            "add" => {
-                let src = format!("{}/src/", project.dir());
-                let dirs = filtered(&tree, |p, e| *e == Entry::Dir && p.starts_with(&src));
-                match rng.choice(&dirs) {
-                    Some(dir) if DIR_BECOMES_FILE && rng.f32() < 0.25 => {
-                        Step::Replace { path: dir.clone(), text: token(rng) }
-                    }
-                    _ => Step::Write {
-                        path: self.random_new_path(rng, &tree, project),
-                        text: token(rng),
-                        keep_mtime: false,
-                    },
-                }
-            }
-            "delete" => {
-                // Now and then a whole directory of sources.
-                let dirs =
-                    filtered(&tree, |p, e| *e == Entry::Dir && p.starts_with("packages/") && p.contains("/src/"));
-                match rng.choice(&dirs) {
-                    Some(dir) if rng.f32() < 0.2 => Step::Remove { path: dir.clone() },
-                    _ => {
-                        let files = self.editable(&tree, |p| p != "config/base.json");
-                        Step::Remove { path: rng.choice(&files).expect("README.md stays").clone() }
-                    }
-                }
-            }
+            "add" => self.random_add(rng, &tree, project),
+            "delete" => self.random_delete(rng, &tree),
             "rename" => {
                 let files = self.editable(&tree, |p| p.contains("/src/"));
                 match rng.choice(&files) {
@@ -715,17 +691,7 @@ impl Case {
                 }
             }
             "tamper" => self.random_tamper(rng, &tree, project),
-            "gitignore" => {
-                let old = std::fs::read_to_string(self.env.path(".gitignore")).expect("read .gitignore");
-                let line = rng.choice(IGNORABLE).expect("lines");
-                let lines: Vec<&str> = old.lines().collect();
-                let text = if lines.contains(line) {
-                    lines.iter().filter(|l| *l != line).map(|l| format!("{l}\n")).collect()
-                } else {
-                    format!("{old}{line}\n")
-                };
-                Step::Write { path: ".gitignore".into(), text, keep_mtime: false }
-            }
+            "gitignore" => self.toggle_gitignore(rng),
             "commit" => Step::Commit,
             "checkout" if self.committed => {
                 let tracked: BTreeSet<String> = self.env.git(&["ls-files"]).lines().map(str::to_string).collect();
@@ -748,6 +714,42 @@ impl Case {
             "chmod" => self.random_edit(rng, &tree, |_| true),
             _ => Step::Wait,
         }
+    }
+
+    /// A new source file, or now and then a directory of sources replaced
+    /// by a file.
+    fn random_add(&self, rng: &mut fastrand::Rng, tree: &Tree, project: &Project) -> Step {
+        let src = format!("{}/src/", project.dir());
+        let dirs = filtered(tree, |p, e| *e == Entry::Dir && p.starts_with(&src));
+        match rng.choice(&dirs) {
+            Some(dir) if DIR_BECOMES_FILE && rng.f32() < 0.25 => Step::Replace { path: dir.clone(), text: token(rng) },
+            _ => Step::Write { path: self.random_new_path(rng, tree, project), text: token(rng), keep_mtime: false },
+        }
+    }
+
+    /// A file removed, or now and then a whole directory of sources.
+    fn random_delete(&self, rng: &mut fastrand::Rng, tree: &Tree) -> Step {
+        let dirs = filtered(tree, |p, e| *e == Entry::Dir && p.starts_with("packages/") && p.contains("/src/"));
+        match rng.choice(&dirs) {
+            Some(dir) if rng.f32() < 0.2 => Step::Remove { path: dir.clone() },
+            _ => {
+                let files = self.editable(tree, |p| p != "config/base.json");
+                Step::Remove { path: rng.choice(&files).expect("README.md stays").clone() }
+            }
+        }
+    }
+
+    /// One of the ignorable lines added to `.gitignore`, or taken out.
+    fn toggle_gitignore(&self, rng: &mut fastrand::Rng) -> Step {
+        let old = std::fs::read_to_string(self.env.path(".gitignore")).expect("read .gitignore");
+        let line = rng.choice(IGNORABLE).expect("lines");
+        let lines: Vec<&str> = old.lines().collect();
+        let text = if lines.contains(line) {
+            lines.iter().filter(|l| *l != line).map(|l| format!("{l}\n")).collect()
+        } else {
+            format!("{old}{line}\n")
+        };
+        Step::Write { path: ".gitignore".into(), text, keep_mtime: false }
     }
 
     /// The regular files a user edits (not the configs, nor outputs, nor

@@ -95,6 +95,18 @@ fn a_pnpm_lockfile_upgrade_selects_only_its_projects_tasks_and_dependents() {
 }
 
 #[test]
+fn a_yarn_lockfile_upgrade_selects_only_its_projects_tasks_and_dependents() {
+    an_upgrade_selects_only_the_projects_whose_slice_moved("yarn1", "yarn.lock");
+    an_upgrade_selects_only_the_projects_whose_slice_moved("berry", "yarn.lock");
+}
+
+#[test]
+fn a_bun_lockfile_upgrade_selects_only_its_projects_tasks_and_dependents() {
+    an_upgrade_selects_only_the_projects_whose_slice_moved("bun", "bun.lock");
+    an_upgrade_selects_only_the_projects_whose_slice_moved("bun12", "bun.lock");
+}
+
+#[test]
 fn a_workspace_below_the_repositorys_top_reads_its_own_lockfile_at_the_base() {
     let env = TestEnv::new();
     let mono = |rel: &str| format!("mono/{rel}");
@@ -281,6 +293,20 @@ fn edit_pnpm(text: &str, rng: &mut Rng) -> (String, String) {
     }
 }
 
+/// One random edit of a yarn (classic or berry) or bun lockfile, as text:
+/// a package's integrity or checksum re-pinned. These formats differ in
+/// everything but that, so the edit is the one move every lockfile has.
+fn edit_pin(text: &str, rng: &mut Rng) -> (String, String) {
+    let lines: Vec<&str> = text.lines().collect();
+    let pins = ["integrity sha512-", "checksum: 10c0/", "\"sha512-"];
+    let at: Vec<(usize, &str)> =
+        (0..lines.len()).filter_map(|i| pins.iter().find(|p| lines[i].contains(**p)).map(|p| (i, *p))).collect();
+    let (i, pin) = at[rng.below(at.len())];
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out[i] = out[i].replacen(pin, &format!("{pin}e{}", rng.below(1000)), 1);
+    (out.join("\n") + "\n", format!("repin line {}", i + 1))
+}
+
 /// Each task's cache key in `--dry=json`, by id.
 fn keys(env: &TestEnv) -> Vec<(String, Value)> {
     let out = env.vx(&["run", "build", "--dry=json"]);
@@ -329,4 +355,15 @@ fn after_random_npm_lockfile_edits_affected_is_exactly_the_tasks_whose_key_moved
 #[test]
 fn after_random_pnpm_lockfile_edits_affected_is_exactly_the_tasks_whose_key_moved() {
     selection_matches_moved_keys("pnpm9", "pnpm-lock.yaml", edit_pnpm);
+}
+
+#[test]
+fn after_random_yarn_lockfile_edits_affected_is_exactly_the_tasks_whose_key_moved() {
+    selection_matches_moved_keys("yarn1", "yarn.lock", edit_pin);
+    selection_matches_moved_keys("berry", "yarn.lock", edit_pin);
+}
+
+#[test]
+fn after_random_bun_lockfile_edits_affected_is_exactly_the_tasks_whose_key_moved() {
+    selection_matches_moved_keys("bun", "bun.lock", edit_pin);
 }

@@ -433,6 +433,53 @@ fn a_directory_made_while_watching_is_watched() {
     stop(&env, vx, &[]);
 }
 
+/// A tree scaffolded in one go while vx watches (a generator, `git
+/// checkout` of a branch with a new package): directories made faster than
+/// their watches are added. Every leaf is watched: an edit in each, one at
+/// a time, starts a cycle. The race itself is made to happen every time by
+/// the unit test `watch::source::tests`; this is the real watcher under it.
+#[test]
+fn a_tree_scaffolded_at_once_is_watched_to_its_leaves() {
+    let env = TestEnv::new();
+    build_project(&env, "a", &[]);
+    let vx = watch(&env, &["build"], &[]);
+    let leaves: Vec<String> = (0..6)
+        .map(|branch| {
+            let deep: String = (0..8).map(|level| format!("/b{branch}l{level}")).collect();
+            format!("packages/a/src/gen{deep}/leaf.txt")
+        })
+        .collect();
+    for leaf in &leaves {
+        env.write(leaf, "new\n");
+    }
+    wait_settled(&vx, 2);
+    // The scaffold may take more than one cycle (the files under
+    // directories found by a later listing come later): wait until no
+    // cycle has started for a second, and count from there.
+    let settled_so_far = || {
+        let headers = headers(&vx);
+        let idle = headers.last().is_some_and(|h| h.ends_with(SETTLED));
+        (headers.iter().filter(|h| h.ends_with(SETTLED)).count(), idle)
+    };
+    let mut settled = (0, false);
+    for _ in 0..30 {
+        if settled == settled_so_far() && settled.1 {
+            break;
+        }
+        settled = settled_so_far();
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(settled.1, "the scaffold's cycles never ended\n{}", vx.output_so_far());
+    let settled = settled.0;
+    let before = count(&env, "a#build");
+    for (i, leaf) in leaves.iter().enumerate() {
+        env.write(leaf, "edited\n");
+        wait_settled(&vx, settled + i + 1);
+        assert_eq!(count(&env, "a#build"), before + i + 1, "an edit of {leaf} started no run\n{}", vx.output_so_far());
+    }
+    stop(&env, vx, &[]);
+}
+
 // ---------------------------------------------------------------------------
 // Servers
 // ---------------------------------------------------------------------------

@@ -133,29 +133,128 @@ fn keep_watching(
                 Change::Dir(dir) if !watched.contains(&dir) => dir,
                 Change::Dir(_) => continue,
             };
-            // Listed again after each round of watches: a subdirectory made
-            // between a listing and the watch on its parent sent no event
-            // (`src/` of a project scaffolded while vx was watching), and
-            // only the next listing finds it.
-            loop {
-                let new: Vec<PathBuf> =
-                    super::tree::watched_dirs(&root, &dir).into_iter().filter(|d| !watched.contains(d)).collect();
-                if new.is_empty() {
-                    break;
-                }
-                let Some(watcher) = watcher.upgrade() else { return };
-                let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let _ = watch_all(watcher.as_mut(), &new);
-                drop(watcher);
-                let files = super::tree::files_in(&new);
-                watched.extend(new);
-                if !files.is_empty() {
-                    let _ = events.send(files);
-                }
+            let listed = watch_new_tree(
+                &dir,
+                &mut watched,
+                |d| super::tree::watched_dirs(&root, d),
+                |new| {
+                    let Some(watcher) = watcher.upgrade() else { return false };
+                    let mut watcher = watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let _ = watch_all(watcher.as_mut(), new);
+                    true
+                },
+                |files| drop(events.send(files)),
+            );
+            if !listed {
+                return;
             }
         }
     });
     if let Err(e) = spawned {
         tracing::warn!("directories made while watching are not watched: {e}");
+    }
+}
+
+/// Watches `dir` and the directories below it that `watched` lacks, and
+/// reports the files already in them. `list` names a directory and the
+/// ones below it; `watch` adds watches (`false`: the watcher is gone, and
+/// so is the answer). Listed again after each round of watches: a
+/// subdirectory made between a listing and the watch on its parent sent no
+/// event (`src/` of a project scaffolded while vx was watching), and only
+/// the next listing finds it. Each round watches at least one directory
+/// more, so the loop ends.
+fn watch_new_tree(
+    dir: &Path,
+    watched: &mut HashSet<PathBuf>,
+    mut list: impl FnMut(&Path) -> Vec<PathBuf>,
+    mut watch: impl FnMut(&[PathBuf]) -> bool,
+    mut report: impl FnMut(Vec<PathBuf>),
+) -> bool {
+    loop {
+        let new: Vec<PathBuf> = list(dir).into_iter().filter(|d| !watched.contains(d)).collect();
+        if new.is_empty() {
+            return true;
+        }
+        if !watch(&new) {
+            return false;
+        }
+        let files = super::tree::files_in(&new);
+        watched.extend(new);
+        if !files.is_empty() {
+            report(files);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The race, made to happen every time: each listing is followed, before
+    /// its watches, by a subdirectory (with a file) made below the deepest
+    /// directory it found, as `mkdir -p` and an editor scaffolding a project
+    /// would. What a listing missed is watched by the next round, and the
+    /// files written before their directory's watch are reported.
+    #[test]
+    fn a_directory_made_between_a_listing_and_its_watch_is_watched() {
+        let scratch = tempfile::tempdir().expect("a temp dir");
+        let root = scratch.path();
+        let new = root.join("packages/b");
+        std::fs::create_dir_all(&new).expect("mkdir");
+        let mut watched: HashSet<PathBuf> = [root.to_path_buf(), root.join("packages")].into_iter().collect();
+        let mut made = Vec::new();
+        let (mut watches, mut reported) = (Vec::new(), Vec::new());
+        let list = |d: &Path| {
+            let listed = crate::watch::tree::watched_dirs(root, d);
+            if made.len() < 5 {
+                let deepest = listed.iter().max_by_key(|p| p.components().count()).expect("the dir itself");
+                let sub = deepest.join(format!("d{}", made.len()));
+                std::fs::create_dir(&sub).expect("mkdir");
+                std::fs::write(sub.join("x.txt"), "x\n").expect("write");
+                made.push(sub);
+            }
+            listed
+        };
+        let listed = watch_new_tree(
+            &new,
+            &mut watched,
+            list,
+            |dirs| {
+                watches.extend_from_slice(dirs);
+                true
+            },
+            |files| reported.extend(files),
+        );
+        assert!(listed);
+        let expected: Vec<PathBuf> = std::iter::once(new.clone())
+            .chain((0..5).map(|i| (0..=i).fold(new.clone(), |p, j| p.join(format!("d{j}")))))
+            .collect();
+        assert_eq!(watches, expected, "every directory watched once, in the order it was found");
+        let files: Vec<PathBuf> = expected[1..].iter().map(|d| d.join("x.txt")).collect();
+        assert_eq!(reported, files, "the files written before their watches are reported");
+        assert!(expected.iter().all(|d| watched.contains(d)));
+    }
+
+    /// Without the watcher, the work stops at once.
+    #[test]
+    fn a_dropped_watcher_ends_the_listing() {
+        let scratch = tempfile::tempdir().expect("a temp dir");
+        let dir = scratch.path().join("b");
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+        let mut watched = HashSet::new();
+        let mut lists = 0;
+        let listed = watch_new_tree(
+            &dir,
+            &mut watched,
+            |d| {
+                lists += 1;
+                crate::watch::tree::watched_dirs(scratch.path(), d)
+            },
+            |_| false,
+            |_| panic!("nothing is reported"),
+        );
+        assert!(!listed);
+        assert_eq!(lists, 1);
+        assert!(watched.is_empty());
     }
 }

@@ -60,11 +60,16 @@ pub(super) fn lockfile_moves(ws: &Workspace, since: &Since<'_>, names: &[&'stati
         Err(why) => return all(&file, why),
     };
     let dirs: Vec<&str> = ws.projects.iter().map(|p| p.rel_dir.as_str()).chain(["."]).collect();
+    let manifests = match manifests_at_base(ws, since, &old) {
+        Ok(manifests) => manifests,
+        Err(why) => return all(&file, why),
+    };
+    let old_root = manifests.as_ref().map_or(ws.root.as_path(), tempfile::TempDir::path);
     // Both versions are parsed and sliced at once, one on another thread:
     // they are the whole cost of a lockfile change.
     let (old, new) = std::thread::scope(|scope| {
         let new = scope.spawn(|| Lockfile::parse_file(&ws.root, kind, &path).map(|l| Sliced::new(l, &dirs)));
-        let old = Lockfile::parse_text(&ws.root, kind, &path, &old).map(|l| Sliced::new(l, &dirs));
+        let old = Lockfile::parse_text(old_root, kind, &path, &old).map(|l| Sliced::new(l, &dirs));
         (old, new.join().expect("the lockfile parse does not panic"))
     });
     let old = match old {
@@ -76,6 +81,34 @@ pub(super) fn lockfile_moves(ws: &Workspace, since: &Since<'_>, names: &[&'stati
         Err(e) => return all(&file, format!("{}; every key takes the whole file", relative(ws, &e))),
     };
     Some(compare(ws, file, &old, &new))
+}
+
+/// yarn classic's lockfile lists no workspace and none of their ranges:
+/// those are in the `package.json` files, which the parser reads. When one
+/// of them changed too (an upgrade edits both), the base's lockfile is
+/// read against the base's manifests, copied into a scratch directory, or
+/// a project would resolve its new ranges in the old lockfile and its
+/// moves be misnamed. `None`: read against the working tree.
+fn manifests_at_base(
+    ws: &Workspace,
+    since: &Since<'_>,
+    old: &str,
+) -> std::result::Result<Option<tempfile::TempDir>, String> {
+    let classic = old.lines().any(|l| l.trim() == "# yarn lockfile v1");
+    let manifest_changed = since.files.iter().any(|f| f.file_name().is_some_and(|n| n == "package.json"));
+    if !classic || !manifest_changed {
+        return Ok(None);
+    }
+    let scratch = tempfile::tempdir().map_err(|e| format!("could not make a scratch directory: {e}"))?;
+    let dirs = ws.projects.iter().map(|p| p.rel_dir.as_str()).chain([""]);
+    for dir in dirs {
+        let rel = if dir.is_empty() || dir == "." { "package.json".to_string() } else { format!("{dir}/package.json") };
+        let Some(text) = (since.text_at_base)(&rel)? else { continue };
+        let to = scratch.path().join(&rel);
+        let written = to.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&to, text));
+        written.map_err(|e| format!("could not copy {rel} as it was at {}: {e}", since.label))?;
+    }
+    Ok(Some(scratch))
 }
 
 /// A parsed lockfile and the slice digest of each directory asked for,

@@ -19,7 +19,8 @@ pub(crate) struct Since<'a> {
     /// The text of the file at a path relative to the workspace root, as
     /// the base has it: `Ok(None)` when the base has no such file, `Err`
     /// with git's own line when git fails otherwise. Asked only for the
-    /// root `package.json` and the lockfile, and only when they changed.
+    /// root `package.json`, the lockfile and, under a yarn classic lockfile,
+    /// the projects' `package.json` files (when one of them changed).
     pub text_at_base: &'a dyn Fn(&str) -> std::result::Result<Option<String>, String>,
 }
 

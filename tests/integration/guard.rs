@@ -20,6 +20,10 @@ use crate::common::process::{
 /// A short kill ladder, so a SIGTERM-ignorer is killed quickly.
 const GRACE_MS: &str = "300";
 
+/// A stopping signal within a second of the first is the same request
+/// (`run::engine::ECHO_WINDOW`); a second one comes after this.
+const ECHO_WINDOW: std::time::Duration = std::time::Duration::from_millis(1100);
+
 /// Writes project `name` at `packages/NAME` with `[project]` extras and
 /// tasks; the workspace is `packages/*`.
 fn project(env: &TestEnv, name: &str, head: &str, tasks: &[String]) {
@@ -198,12 +202,43 @@ fn a_second_sigint_kills_at_once() {
     vx.signal(Signal::SIGINT);
     vx.wait_for_stdout("stopping tasks");
     assert_alive(&stubborn, "a SIGTERM-ignorer during the grace period");
+    // A second later: sooner, it is the same Ctrl-C passed on again.
+    std::thread::sleep(ECHO_WINDOW);
     vx.signal(Signal::SIGINT);
     let died = poll(|| !alive(stubborn[0]));
     assert!(died, "the stubborn task survived a second SIGINT\n{}", vx.output_so_far());
     let out = vx.finish();
     out.assert_code(130);
     assert_nothing_left(&env, &stubborn, &out);
+}
+
+/// pnpm sends vx a SIGTERM as it dies of the Ctrl-C the terminal sent them
+/// both; `bun x` may pass the SIGINT on. A signal that soon after the first
+/// is the same stop: the task still gets its grace period, and vx exits
+/// as the first signal says.
+#[test]
+fn a_signal_passed_on_right_after_the_first_is_the_same_stop() {
+    let env = TestEnv::new();
+    let graceful =
+        format!("trap 'sleep 0.3; {}; exit 0' TERM; echo $$ > t.pids; while :; do sleep 0.05; done", log("graceful"));
+    project(&env, "p", "", &[task("t", &graceful, "")]);
+    for second in [Signal::SIGTERM, Signal::SIGINT] {
+        env.clear_log();
+        let vx = env.vx_command(&["run", "p#t"]).env("VX_KILL_GRACE_MS", "10000").spawn();
+        let pids = read_pids(&env, "packages/p/t.pids", 1);
+        let _ = std::fs::remove_file(env.path("packages/p/t.pids"));
+        vx.signal(Signal::SIGINT);
+        vx.wait_for_stdout("stopping tasks");
+        vx.signal(second);
+        let out = vx.finish();
+        out.assert_code(130);
+        assert_eq!(
+            env.log(),
+            ["graceful"],
+            "SIGINT then {second:?}: the task was stopped with SIGTERM and its grace\n{out}"
+        );
+        assert_nothing_left(&env, &pids, &out);
+    }
 }
 
 #[test]
@@ -223,6 +258,7 @@ fn a_second_sigint_also_kills_an_escapee_at_once() {
     let termed = poll(|| env.path("packages/p/esc.term").exists());
     assert!(termed, "the escapee was never sent SIGTERM\n{}", vx.output_so_far());
     assert_alive(&escapee, "a SIGTERM-proof escapee during the grace period");
+    std::thread::sleep(ECHO_WINDOW);
     vx.signal(Signal::SIGINT);
     let died = poll(|| !alive(escapee[0]));
     assert!(died, "the escapee survived a second SIGINT\n{}", vx.output_so_far());

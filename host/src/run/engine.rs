@@ -100,6 +100,12 @@ pub(crate) struct Session<'w> {
     _routed: bridge::Routed,
 }
 
+/// A stopping signal this soon after the first is the same request, not a
+/// second one: pnpm sends its child a SIGTERM as it dies of the Ctrl-C the
+/// terminal sent them both, and `bun x` may pass the SIGINT on. Only a
+/// signal after this window kills the tasks at once (docs/guard.md).
+const ECHO_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// One walk of the graph.
 struct Cycle<'g> {
     started: Instant,
@@ -116,6 +122,8 @@ struct Cycle<'g> {
     begun: HashMap<usize, Box<Begun>>,
     manifests: Vec<(String, String, KeyManifest)>,
     interrupted: Option<ErrorKind>,
+    /// When the first stopping signal came (`ECHO_WINDOW`).
+    interrupted_at: Option<Instant>,
     /// Tasks holding a share of the budgets: all running ones, except
     /// persistent tasks once ready (a server must not starve its dependents).
     in_slot: BTreeSet<usize>,
@@ -323,6 +331,7 @@ impl<'w> Session<'w> {
             begun: HashMap::new(),
             manifests: Vec::new(),
             interrupted: None,
+            interrupted_at: None,
             in_slot: BTreeSet::new(),
             waiting: HashMap::new(),
         };
@@ -633,7 +642,12 @@ impl<'w> Session<'w> {
     /// The first signal stops every task with the kill ladder; a second
     /// kills them now.
     fn interrupt(&self, cycle: &mut Cycle<'_>, kind: ErrorKind) {
-        if cycle.interrupted.is_some() {
+        if let Some(first) = cycle.interrupted_at {
+            if first.elapsed() < ECHO_WINDOW {
+                // The same stop, passed on by a package manager that got
+                // the Ctrl-C too (`pnpm`, `bun x`): not a second Ctrl-C.
+                return;
+            }
             hurry();
             for pgid in self.shared.groups.snapshot() {
                 signal_group(pgid, Signal::SIGKILL);
@@ -641,6 +655,7 @@ impl<'w> Session<'w> {
             return;
         }
         cycle.interrupted = Some(kind);
+        cycle.interrupted_at = Some(Instant::now());
         self.shared.cancelled.store(true, Ordering::SeqCst);
         crate::remote::stop_calls();
         cycle.walker.interrupt();

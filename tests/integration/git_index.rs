@@ -112,7 +112,7 @@ fn traced(env: &TestEnv, dir: &str, needle: &str) -> (crate::common::Output, Vec
     let trace = env.root().join("../trace");
     let _ = std::fs::remove_file(&trace);
     let bin = crate::common::vx_bin().to_string_lossy().into_owned();
-    let args = ["-f", "-e", "trace=openat,execve", "-o", trace.to_str().expect("utf-8")];
+    let args = ["-f", "-e", "trace=open,openat,execve", "-o", trace.to_str().expect("utf-8")];
     let mut all: Vec<&str> = args.to_vec();
     all.extend([bin.as_str(), "run", "big#hash", "--dry=json"]);
     let out = env.tool_in(dir, "strace", &all, &[]);

@@ -145,7 +145,7 @@ fn an_unchanged_tree_is_not_stated() {
     let unchanged = key(&env, &daemon);
     let trace = env.root().join("trace");
     let sock = daemon.sock.to_string_lossy().into_owned();
-    let args = ["-f", "-e", "trace=%stat,getdents64,openat", "-o", trace.to_str().expect("utf-8")];
+    let args = ["-f", "-e", "trace=%stat,getdents64,open,openat", "-o", trace.to_str().expect("utf-8")];
     let mut all: Vec<&str> = args.to_vec();
     let bin = vx_bin().to_string_lossy().into_owned();
     all.extend([bin.as_str(), "run", "big#hash", "--dry=json"]);

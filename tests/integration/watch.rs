@@ -136,8 +136,13 @@ fn summaries(vx: &Running) -> Vec<Summary> {
 /// Waits until `n` cycles have settled (the first run included).
 #[track_caller]
 fn wait_settled(vx: &Running, n: usize) {
-    let done = poll(|| headers(vx).iter().filter(|h| h.ends_with(SETTLED)).count() >= n);
+    let done = poll(|| settled_cycles(vx) >= n);
     assert!(done, "vx never settled {n} cycle(s)\n{}", vx.output_so_far());
+}
+
+/// How many cycles have settled so far.
+fn settled_cycles(vx: &Running) -> usize {
+    headers(vx).iter().filter(|h| h.ends_with(SETTLED)).count()
 }
 
 /// Stops vx with Ctrl-C and checks that it exits 130 leaving nothing.
@@ -456,11 +461,7 @@ fn a_tree_scaffolded_at_once_is_watched_to_its_leaves() {
     // The scaffold may take more than one cycle (the files under
     // directories found by a later listing come later): wait until no
     // cycle has started for a second, and count from there.
-    let settled_so_far = || {
-        let headers = headers(&vx);
-        let idle = headers.last().is_some_and(|h| h.ends_with(SETTLED));
-        (headers.iter().filter(|h| h.ends_with(SETTLED)).count(), idle)
-    };
+    let settled_so_far = || (settled_cycles(&vx), headers(&vx).last().is_some_and(|h| h.ends_with(SETTLED)));
     let mut settled = (0, false);
     for _ in 0..30 {
         if settled == settled_so_far() && settled.1 {

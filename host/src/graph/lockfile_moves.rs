@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use super::since::Since;
 use crate::config::Workspace;
-use crate::lockfile::{DepsDigest, LOCKFILE_NAMES, Lockfile, LockfileError, diff_slices, find_lockfile};
+use crate::lockfile::{DepsDigest, LOCKFILE_NAMES, Lockfile, LockfileError, LockfileKind, diff_slices, find_lockfile};
 
 /// What the lockfile changes of a diff move.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub(super) fn lockfile_moves(ws: &Workspace, since: &Since<'_>, names: &[&'stati
         Err(why) => return all(&file, why),
     };
     let dirs: Vec<&str> = ws.projects.iter().map(|p| p.rel_dir.as_str()).chain(["."]).collect();
-    let manifests = match manifests_at_base(ws, since, &old) {
+    let manifests = match manifests_at_base(ws, since, kind, &old) {
         Ok(manifests) => manifests,
         Err(why) => return all(&file, why),
     };
@@ -92,11 +92,12 @@ pub(super) fn lockfile_moves(ws: &Workspace, since: &Since<'_>, names: &[&'stati
 fn manifests_at_base(
     ws: &Workspace,
     since: &Since<'_>,
+    kind: LockfileKind,
     old: &str,
 ) -> std::result::Result<Option<tempfile::TempDir>, String> {
-    let classic = old.lines().any(|l| l.trim() == "# yarn lockfile v1");
+    // Cheapest first: the header check reads the whole lockfile.
     let manifest_changed = since.files.iter().any(|f| f.file_name().is_some_and(|n| n == "package.json"));
-    if !classic || !manifest_changed {
+    if kind != LockfileKind::Yarn || !manifest_changed || !crate::lockfile::yarn::is_classic(old) {
         return Ok(None);
     }
     let scratch = tempfile::tempdir().map_err(|e| format!("could not make a scratch directory: {e}"))?;

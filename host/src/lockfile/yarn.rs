@@ -39,11 +39,18 @@ struct Entry {
 pub(crate) fn parse(text: &str, root: &Path) -> Result<(LockfileFormat, DepGraph), Problem> {
     if is_berry(text) {
         parse_berry(text)
-    } else if text.lines().any(|l| l.trim() == "# yarn lockfile v1") {
+    } else if is_classic(text) {
         yarn_classic::parse(text, root)
     } else {
         Err(Problem::malformed("neither a yarn classic header (# yarn lockfile v1) nor berry __metadata"))
     }
+}
+
+/// Whether `text` is a yarn classic lockfile (its `# yarn lockfile v1`
+/// header): the flavour that takes its workspaces' ranges from their
+/// `package.json` files.
+pub(crate) fn is_classic(text: &str) -> bool {
+    text.lines().any(|l| l.trim() == "# yarn lockfile v1")
 }
 
 fn is_berry(text: &str) -> bool {
